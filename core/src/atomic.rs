@@ -1,0 +1,196 @@
+//! The lock-free shared generator (`&self`): one compare-and-swap on a 64-bit word.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
+pub(crate) use portable_atomic::{AtomicU64, Ordering};
+
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::generator::Batch;
+use crate::layout::Layout;
+use crate::policy::{Engine, Policy, Step};
+
+/// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
+/// whole state is one 64-bit slot counter updated with a single compare-and-swap per ID
+/// (per batch). It can live in a `static`.
+///
+/// On targets without native 64-bit atomics (Cortex-M0, RISC-V `imc`) it uses
+/// `portable-atomic`; the *firmware* then enables portable-atomic's `critical-section`
+/// feature (or `unsafe-assume-single-core`), never this library.
+///
+/// Supports every [`Policy`] except [`Policy::History`] (a ring does not fit one word).
+/// After [`Error::SwitchNode`], build a new generator with the new node id.
+///
+/// ```
+/// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+/// use std::{sync::Arc, thread};
+/// let gen = Arc::new(AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 9, Policy::DEFAULT)?);
+/// let handles: Vec<_> = (0..2).map(|_| {
+///     let gen = Arc::clone(&gen);
+///     thread::spawn(move || (0..1000).map(|_| gen.next().unwrap()).collect::<Vec<_>>())
+/// }).collect();
+/// let mut all: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+/// all.sort_unstable();
+/// all.dedup();
+/// assert_eq!(all.len(), 2000);
+/// # Ok::<(), snowdrift::Error>(())
+/// ```
+///
+/// In a `static` (the constructor is a `const fn`):
+///
+/// ```
+/// use snowdrift::{AtomicGenerator, FnClock, Layout, Policy};
+/// fn board_ms() -> u64 { 1_750_000_000_000 } // a hardware timer, in real firmware
+/// static IDS: AtomicGenerator<FnClock<fn() -> u64>> =
+///     match AtomicGenerator::new(FnClock(board_ms as fn() -> u64), Layout::DEFAULT, 3, Policy::Fail) {
+///         Ok(gen) => gen,
+///         Err(_) => panic!("node 3 does not fit"), // a compile-time error
+///     };
+/// assert!(IDS.next().unwrap() > 0);
+/// ```
+#[derive(Debug)]
+pub struct AtomicGenerator<C> {
+    engine: Engine,
+    next: AtomicU64,
+    clock: C,
+}
+
+impl<C: Clock> AtomicGenerator<C> {
+    /// A generator for `node` (see [`Layout::node_from`] for split layouts). Fails if the
+    /// node does not fit or the policy is [`Policy::History`].
+    #[cfg(not(loom))]
+    pub const fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
+        match Self::engine(layout, node, policy) {
+            Ok(engine) => Ok(AtomicGenerator { engine, next: AtomicU64::new(0), clock }),
+            Err(e) => {
+                // A const fn cannot run the clock's destructor; the clock is a plain value
+                // in every sensible case, so forgetting it loses nothing.
+                core::mem::forget(clock);
+                Err(e)
+            }
+        }
+    }
+
+    /// Model-checking build: loom's atomics have no `const` constructor.
+    #[cfg(loom)]
+    pub fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
+        let engine = Self::engine(layout, node, policy)?;
+        Ok(AtomicGenerator { engine, next: AtomicU64::new(0), clock })
+    }
+
+    const fn engine(layout: Layout, node: u64, policy: Policy) -> Result<Engine, Error> {
+        if let Policy::History = policy {
+            return Err(Error::Unsupported {
+                reason: "the history policy needs a Generator with a ring, not an AtomicGenerator",
+            });
+        }
+        Engine::new(layout, node, policy)
+    }
+
+    /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
+    /// is behind.
+    #[inline]
+    pub fn next(&self) -> Result<u64, Error> {
+        self.take(1, true).map(|(slot, _)| self.engine.id(slot))
+    }
+
+    /// The next ID if it is available without waiting, else [`Error::WouldBlock`]. Never
+    /// spins on the clock (a lost compare-and-swap race is retried at once: another
+    /// caller made progress).
+    #[inline]
+    pub fn try_next(&self) -> Result<u64, Error> {
+        self.take(1, false).map(|(slot, _)| self.engine.id(slot))
+    }
+
+    /// Reserves up to `n` consecutive IDs of one tick with one compare-and-swap.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let gen = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = gen.next_batch(64)?;
+    /// assert!(batch.len() >= 1 && batch.len() <= 64);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn next_batch(&self, n: u32) -> Result<Batch, Error> {
+        self.take(n, true).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+    }
+
+    /// [`next_batch`](Self::next_batch) without waiting.
+    pub fn try_next_batch(&self, n: u32) -> Result<Batch, Error> {
+        self.take(n, false).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+    }
+
+    /// Fills `out` with increasing IDs, as [`Generator::fill`](crate::Generator::fill).
+    pub fn fill(&self, out: &mut [u64]) -> Result<usize, Error> {
+        let mut done = 0;
+        while done < out.len() {
+            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
+            match self.next_batch(want) {
+                Ok(batch) => done += batch.write_to(&mut out[done..]),
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(done)
+    }
+
+    /// Never issue an ID at or below `id` (a persisted high-water mark).
+    pub fn resume_after(&self, id: u64) -> Result<(), Error> {
+        let slot = self.engine.slot_above_id(id)?;
+        self.next.fetch_max(slot, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Never issue an ID whose time is at or before Unix millisecond `ms`.
+    pub fn resume_after_ms(&self, ms: u64) -> Result<(), Error> {
+        let slot = self.engine.slot_after_ms(ms)?;
+        self.next.fetch_max(slot, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        self.engine.layout
+    }
+    /// The node id.
+    pub fn node(&self) -> u64 {
+        self.engine.node
+    }
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.engine.policy
+    }
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    #[inline(always)]
+    fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
+        let n = u64::from(n.max(1));
+        let engine = &self.engine;
+        engine.run(&self.clock, blocking, |now| {
+            // Relaxed is enough: uniqueness and order come from the single location's
+            // modification order; no other memory is published through it.
+            let mut seen = self.next.load(Ordering::Relaxed);
+            loop {
+                let slot = match engine.decide(now, seen) {
+                    Step::Done(slot) => slot,
+                    Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
+                    Step::Fail(e) => return Step::Fail(e),
+                };
+                let len = engine.left_in_tick(slot).min(n);
+                match self.next.compare_exchange_weak(
+                    seen,
+                    slot + len,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Step::Done((slot, len as u32)),
+                    Err(actual) => seen = actual,
+                }
+            }
+        })
+    }
+}

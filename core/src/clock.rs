@@ -1,0 +1,353 @@
+//! Time sources. Generators take their clock as a type parameter, never as a global.
+
+use core::cell::Cell;
+
+/// A source of wall-clock time in Unix milliseconds.
+///
+/// # Contract
+/// - [`now_ms`](Clock::now_ms) returns milliseconds since 1970-01-01T00:00:00Z. It never
+///   fails and never panics; it is called once per ID (once per batch), and repeatedly
+///   while a generator waits for the next tick.
+/// - It should move forward with real time. It **may** go backwards (NTP steps, a board
+///   whose boot epoch was set wrong): generators detect that and apply their
+///   [`Policy`](crate::Policy); they never issue a duplicate because of it.
+/// - A reading that stays the same while a generator waits is a stopped clock: after a
+///   bounded number of identical reads the generator returns
+///   [`Error::ClockStalled`](crate::Error::ClockStalled) instead of spinning forever.
+/// - A clock built on a narrow hardware counter must extend the counter across
+///   wrap-around itself, so readings do not jump back each time the counter wraps.
+///   [`CounterClock`] does this for any counter.
+/// - Calls may come from several threads or from interrupt handlers when the clock is
+///   used by an [`AtomicGenerator`](crate::AtomicGenerator): then `now_ms` must be safe to
+///   call re-entrantly (the type must be `Sync`).
+///
+/// ```
+/// use snowdrift::Clock;
+/// struct Fixed;
+/// impl Clock for Fixed {
+///     fn now_ms(&self) -> u64 { 1_750_000_000_000 }
+/// }
+/// assert_eq!(Fixed.now_ms(), 1_750_000_000_000);
+/// ```
+pub trait Clock {
+    /// The current time in Unix milliseconds.
+    fn now_ms(&self) -> u64;
+
+    /// Called between reads while a generator waits for the clock to move. The default
+    /// is a spin-loop hint; the `std` clocks yield the thread.
+    #[inline]
+    fn relax(&self) {
+        core::hint::spin_loop();
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    #[inline]
+    fn relax(&self) {
+        (**self).relax()
+    }
+}
+
+/// A clock from a closure returning Unix milliseconds.
+///
+/// ```
+/// use snowdrift::{Clock, FnClock};
+/// let clock = FnClock(|| 1_750_000_000_000);
+/// assert_eq!(clock.now_ms(), 1_750_000_000_000);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct FnClock<F>(pub F);
+
+impl<F: Fn() -> u64> Clock for FnClock<F> {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        (self.0)()
+    }
+}
+
+/// A clock you set by hand, for tests: step it forward and back, freeze it, or let it
+/// advance by a fixed step on every read.
+///
+/// ```
+/// use snowdrift::{Clock, ManualClock};
+/// let clock = ManualClock::new(1_000);
+/// clock.advance(5);
+/// clock.rewind(2);
+/// assert_eq!(clock.now_ms(), 1_003);
+/// let ticking = ManualClock::new(0).with_step(1);
+/// assert_eq!((ticking.now_ms(), ticking.now_ms()), (0, 1));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock {
+    now: Cell<u64>,
+    step: Cell<u64>,
+    reads: Cell<u64>,
+}
+
+impl ManualClock {
+    /// A frozen clock reading `ms`.
+    pub const fn new(ms: u64) -> Self {
+        ManualClock { now: Cell::new(ms), step: Cell::new(0), reads: Cell::new(0) }
+    }
+    /// Makes every read advance the clock by `step_ms` (after returning the reading).
+    pub fn with_step(self, step_ms: u64) -> Self {
+        self.step.set(step_ms);
+        self
+    }
+    /// Sets the reading.
+    pub fn set(&self, ms: u64) {
+        self.now.set(ms);
+    }
+    /// Moves the clock forward.
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get().saturating_add(ms));
+    }
+    /// Moves the clock back.
+    pub fn rewind(&self, ms: u64) {
+        self.now.set(self.now.get().saturating_sub(ms));
+    }
+    /// How many times the clock was read.
+    pub fn reads(&self) -> u64 {
+        self.reads.get()
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        let now = self.now.get();
+        self.now.set(now.saturating_add(self.step.get()));
+        self.reads.set(self.reads.get() + 1);
+        now
+    }
+}
+
+#[cfg(feature = "std")]
+pub use std_clocks::{MonotonicClock, SystemClock};
+
+#[cfg(feature = "std")]
+mod std_clocks {
+    use super::Clock;
+    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+    fn unix_ms_now() -> u64 {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_secs() * 1000 + u64::from(d.subsec_millis()),
+            Err(_) => 0, // before 1970: outside every layout, reported by the generator
+        }
+    }
+
+    /// The system's wall clock (`SystemTime`). It follows NTP steps, so it can go
+    /// backwards: pair it with a [`Policy`](crate::Policy) that says what to do then, or
+    /// use [`MonotonicClock`].
+    ///
+    /// ```
+    /// use snowdrift::{Clock, SystemClock};
+    /// assert!(SystemClock.now_ms() > 1_600_000_000_000);
+    /// ```
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct SystemClock;
+
+    impl Clock for SystemClock {
+        #[inline]
+        fn now_ms(&self) -> u64 {
+            unix_ms_now()
+        }
+        fn relax(&self) {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Wall-clock time read once at creation, then advanced by the monotonic clock
+    /// (`Instant`): never goes backwards within a process, immune to NTP steps (it drifts
+    /// from wall time only as far as the system clock is later corrected).
+    ///
+    /// ```
+    /// use snowdrift::{Clock, MonotonicClock};
+    /// let clock = MonotonicClock::new();
+    /// let a = clock.now_ms();
+    /// assert!(clock.now_ms() >= a);
+    /// ```
+    #[derive(Debug, Clone, Copy)]
+    pub struct MonotonicClock {
+        origin: Instant,
+        origin_ms: u64,
+    }
+
+    impl MonotonicClock {
+        /// Anchors to the system clock now.
+        pub fn new() -> Self {
+            Self::anchored_at(unix_ms_now())
+        }
+        /// Anchors to the given Unix millisecond now (for example the last time persisted
+        /// by a previous run, if the system clock is known to be behind it).
+        pub fn anchored_at(unix_ms: u64) -> Self {
+            MonotonicClock { origin: Instant::now(), origin_ms: unix_ms }
+        }
+    }
+
+    impl Default for MonotonicClock {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl Clock for MonotonicClock {
+        #[inline]
+        fn now_ms(&self) -> u64 {
+            let d = self.origin.elapsed();
+            self.origin_ms + d.as_secs() * 1000 + u64::from(d.subsec_millis())
+        }
+        fn relax(&self) {
+            std::thread::yield_now();
+        }
+    }
+}
+
+#[cfg(feature = "atomic")]
+pub use counter::CounterClock;
+
+#[cfg(feature = "atomic")]
+mod counter {
+    use super::Clock;
+    use crate::atomic::{AtomicU64, Ordering::Relaxed};
+
+    /// A clock over a free-running hardware counter of `bits` bits at `hz` counts per
+    /// second, plus a boot epoch: the Unix millisecond at which the counter read zero.
+    ///
+    /// The counter is extended to 64 bits across wrap-around: it must be read (through
+    /// [`now_ms`](Clock::now_ms) or [`ticks`](CounterClock::ticks)) at least once per half
+    /// wrap period (for a 24-bit SysTick at 12 MHz, every 0.69 s), for example from the
+    /// timer's own interrupt. Readings from interrupt handlers and the main loop may
+    /// interleave: a reading older than the last extension is placed before it, never
+    /// after.
+    ///
+    /// The counter must read (near) zero when the clock is created, at `boot_ms`.
+    /// The read function returns the raw counter as an *up*-counter; wrap a down-counter
+    /// such as SysTick as `(1 << 24) - 1 - cvr`.
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicU32, Ordering};
+    /// use snowdrift::{Clock, CounterClock};
+    /// static RAW: AtomicU32 = AtomicU32::new(0); // stands in for a 16-bit timer register
+    /// fn read() -> u64 { u64::from(RAW.load(Ordering::Relaxed)) }
+    /// static CLOCK: CounterClock<fn() -> u64> = CounterClock::new(read, 16, 1000, 1_750_000_000_000);
+    /// RAW.store(30_000, Ordering::Relaxed);
+    /// assert_eq!(CLOCK.now_ms(), 1_750_000_030_000);
+    /// RAW.store(60_000, Ordering::Relaxed);
+    /// assert_eq!(CLOCK.now_ms(), 1_750_000_060_000);
+    /// RAW.store(500, Ordering::Relaxed); // wrapped once
+    /// assert_eq!(CLOCK.now_ms(), 1_750_000_066_036);
+    /// ```
+    #[derive(Debug)]
+    pub struct CounterClock<F> {
+        read: F,
+        mask: u64,
+        hz: u64,
+        boot_ms: AtomicU64,
+        extended: AtomicU64,
+    }
+
+    impl<F: Fn() -> u64> CounterClock<F> {
+        /// A clock over `read`, a counter of `bits` bits (1..=64, larger is taken as 64)
+        /// counting at `hz` (0 is taken as 1), zero at Unix millisecond `boot_ms`.
+        pub const fn new(read: F, bits: u32, hz: u64, boot_ms: u64) -> Self {
+            let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            CounterClock {
+                read,
+                mask,
+                hz: if hz == 0 { 1 } else { hz },
+                boot_ms: AtomicU64::new(boot_ms),
+                extended: AtomicU64::new(0),
+            }
+        }
+
+        /// Sets the boot epoch (for example once read from a real-time clock or a host).
+        pub fn set_boot_ms(&self, boot_ms: u64) {
+            self.boot_ms.store(boot_ms, Relaxed);
+        }
+
+        /// The boot epoch in Unix milliseconds.
+        pub fn boot_ms(&self) -> u64 {
+            self.boot_ms.load(Relaxed)
+        }
+
+        /// Counts since boot, extended to 64 bits.
+        pub fn ticks(&self) -> u64 {
+            let raw = (self.read)() & self.mask;
+            let half = self.mask / 2;
+            let mut seen = self.extended.load(Relaxed);
+            loop {
+                let delta = raw.wrapping_sub(seen) & self.mask;
+                if delta > half {
+                    // Read before the latest extension (an interrupt got in between):
+                    // place it just behind instead of a whole wrap ahead.
+                    let back = seen.wrapping_sub(raw) & self.mask;
+                    return seen.saturating_sub(back);
+                }
+                let now = seen.wrapping_add(delta);
+                match self.extended.compare_exchange_weak(seen, now, Relaxed, Relaxed) {
+                    Ok(_) => return now,
+                    Err(actual) => seen = actual,
+                }
+            }
+        }
+    }
+
+    impl<F: Fn() -> u64> Clock for CounterClock<F> {
+        fn now_ms(&self) -> u64 {
+            let t = self.ticks();
+            let ms = (t / self.hz) * 1000 + (t % self.hz) * 1000 / self.hz;
+            self.boot_ms.load(Relaxed).saturating_add(ms)
+        }
+    }
+
+    #[cfg(all(test, not(loom)))]
+    mod tests {
+        use super::*;
+        use core::cell::Cell;
+
+        #[test]
+        fn extends_a_narrow_counter_across_many_wraps() {
+            let raw = Cell::new(0u64);
+            let clock = CounterClock::new(|| raw.get(), 8, 1000, 0);
+            let mut expected = 0u64;
+            for step in [100u64, 100, 127, 3, 1, 90, 0, 127].iter().cycle().take(200) {
+                expected += step;
+                raw.set(expected & 0xff);
+                assert_eq!(clock.ticks(), expected);
+            }
+        }
+
+        #[test]
+        fn an_older_reading_never_jumps_a_wrap_ahead() {
+            let raw = Cell::new(100u64);
+            let clock = CounterClock::new(|| raw.get(), 8, 1000, 0);
+            assert_eq!(clock.ticks(), 100);
+            raw.set(200);
+            assert_eq!(clock.ticks(), 200);
+            raw.set(250);
+            assert_eq!(clock.ticks(), 250);
+            raw.set(4); // wrapped: 260
+            assert_eq!(clock.ticks(), 260);
+            raw.set(254); // a stale read from before the wrap
+            assert_eq!(clock.ticks(), 254);
+            raw.set(6);
+            assert_eq!(clock.ticks(), 262);
+        }
+
+        #[test]
+        fn converts_counts_to_milliseconds_without_overflow() {
+            // 2^62 counts at 12 MHz: about 12,000 years, past any u64 product of ms.
+            let t = 1u64 << 62;
+            let raw = Cell::new(t);
+            let clock = CounterClock::new(|| raw.get(), 64, 12_000_000, 5);
+            let expected = (t / 12_000_000) * 1000 + (t % 12_000_000) * 1000 / 12_000_000 + 5;
+            assert_eq!(clock.now_ms(), expected);
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The single-owner generator (`&mut self`) and batches of IDs.
+
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::layout::Layout;
+use crate::policy::{Engine, Policy, Step};
+
+/// Consecutive IDs reserved in one step, all in one tick: `first`, `first + step`, ...
+///
+/// ```
+/// use snowdrift::{Generator, Layout, ManualClock, Policy};
+/// let clock = ManualClock::new(1_750_000_000_000);
+/// let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+/// let batch = gen.next_batch(100)?;
+/// assert_eq!(batch.len(), 100);
+/// let ids: Vec<u64> = batch.collect();
+/// assert!(ids.windows(2).all(|w| w[1] > w[0]));
+/// assert!(gen.next()? > ids[99]);
+/// # Ok::<(), snowdrift::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    first: u64,
+    step: u64,
+    len: u32,
+}
+
+impl Batch {
+    pub(crate) fn new(engine: &Engine, slot: u64, len: u32) -> Batch {
+        Batch { first: engine.id(slot), step: engine.id_step(), len }
+    }
+    /// The first ID.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+    /// Distance between consecutive IDs (1 unless the sequence sits above the node).
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+    /// How many IDs are left.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    /// Whether no IDs are left.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The `i`th remaining ID.
+    pub fn get(&self, i: usize) -> Option<u64> {
+        (i < self.len()).then(|| self.first + i as u64 * self.step)
+    }
+    /// Writes the IDs to the start of `out` (as many as fit) and returns how many.
+    #[inline]
+    pub fn write_to(&self, out: &mut [u64]) -> usize {
+        let n = out.len().min(self.len());
+        let (first, step) = (self.first, self.step);
+        for (i, slot) in out[..n].iter_mut().enumerate() {
+            *slot = first + i as u64 * step;
+        }
+        n
+    }
+}
+
+impl Iterator for Batch {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let id = self.first;
+        self.first += self.step;
+        self.len -= 1;
+        Some(id)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len(), Some(self.len()))
+    }
+}
+
+impl ExactSizeIterator for Batch {}
+
+/// A generator owned by one caller (`&mut self`): the fastest kind, with every
+/// [`Policy`], including [`Policy::History`] when `H > 0` (a ring of the `H` most recent
+/// ticks with their next free sequence number, kept inline: no heap).
+///
+/// ```
+/// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
+/// let mut gen = Generator::new(MonotonicClock::new(), Layout::TWITTER, 33, Policy::DEFAULT)?;
+/// let a = gen.next()?;
+/// let b = gen.next()?;
+/// assert!(b > a);
+/// assert_eq!(Layout::TWITTER.decode(b)?.node, 33);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Generator<C, const H: usize = 0> {
+    engine: Engine,
+    next: u64,
+    history: History<H>,
+    clock: C,
+}
+
+impl<C: Clock> Generator<C> {
+    /// A generator for `node` (the whole node field; see [`Layout::node_from`] for split
+    /// layouts). Fails if the node does not fit, or for [`Policy::History`], which needs
+    /// [`Generator::with_history`].
+    pub fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
+        if policy == Policy::History {
+            return Err(Error::Unsupported {
+                reason: "the history policy needs a ring: use Generator::with_history",
+            });
+        }
+        Ok(Generator { engine: Engine::new(layout, node, policy)?, next: 0, history: History::new(0), clock })
+    }
+}
+
+impl<C: Clock, const H: usize> Generator<C, H> {
+    /// A generator under [`Policy::History`] with a ring of the `H` most recent ticks
+    /// (`H` from 1; each entry takes 16 bytes). When the clock goes back to a tick in the
+    /// ring, the tick's unspent sequence numbers are used; IDs stay unique but may then be
+    /// below earlier ones. A step back past the ring is [`Error::ClockBackwards`].
+    ///
+    /// ```
+    /// use snowdrift::{Generator, Layout, ManualClock};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut gen = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1)?;
+    /// let a = gen.next()?;
+    /// clock.advance(3);
+    /// let b = gen.next()?;
+    /// clock.rewind(3); // back to the tick of `a`
+    /// let c = gen.next()?;
+    /// assert!(a < c && c < b); // unique, not monotonic
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn with_history(clock: C, layout: Layout, node: u64) -> Result<Self, Error> {
+        const { assert!(H > 0, "the history ring needs at least one entry") };
+        let engine = Engine::new(layout, node, Policy::History)?;
+        Ok(Generator { engine, next: 0, history: History::new(0), clock })
+    }
+
+    /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
+    /// is behind.
+    #[inline]
+    pub fn next(&mut self) -> Result<u64, Error> {
+        self.take(1, true).map(|(slot, _)| self.engine.id(slot))
+    }
+
+    /// The next ID if it is available without waiting, else [`Error::WouldBlock`]. Never
+    /// spins or sleeps.
+    ///
+    /// ```
+    /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 0, Policy::DEFAULT)?;
+    /// for _ in 0..4096 { gen.try_next()?; } // a 12-bit sequence: 4096 per tick
+    /// assert_eq!(gen.try_next(), Err(Error::WouldBlock));
+    /// clock.advance(1);
+    /// assert!(gen.try_next().is_ok());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    #[inline]
+    pub fn try_next(&mut self) -> Result<u64, Error> {
+        self.take(1, false).map(|(slot, _)| self.engine.id(slot))
+    }
+
+    /// Reserves up to `n` consecutive IDs (at least one, at most the rest of one tick) in
+    /// one step, waiting like [`next`](Self::next).
+    pub fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        self.take(n, true).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+    }
+
+    /// [`next_batch`](Self::next_batch) without waiting.
+    pub fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        self.take(n, false).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+    }
+
+    /// Fills `out` with increasing IDs, one batch per tick, waiting like
+    /// [`next`](Self::next). Returns how many it wrote: all of `out`, or fewer if an error
+    /// stopped it after the first ID (the error itself is returned when nothing was
+    /// written).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
+    /// let mut gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let mut ids = [0u64; 10_000];
+    /// assert_eq!(gen.fill(&mut ids)?, 10_000);
+    /// assert!(ids.windows(2).all(|w| w[1] > w[0]));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
+        let mut done = 0;
+        while done < out.len() {
+            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
+            match self.next_batch(want) {
+                Ok(batch) => done += batch.write_to(&mut out[done..]),
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(done)
+    }
+
+    /// Never issue an ID at or below `id` (a high-water mark persisted by an earlier run).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut first_run = Generator::new(&clock, Layout::DEFAULT, 5, Policy::Fail)?;
+    /// let saved = first_run.next()?;
+    /// clock.rewind(60_000); // the clock was set back before the restart
+    /// let mut second_run = Generator::new(&clock, Layout::DEFAULT, 5, Policy::Borrow { max_ahead_ms: 120_000 })?;
+    /// second_run.resume_after(saved)?;
+    /// assert!(second_run.next()? > saved);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn resume_after(&mut self, id: u64) -> Result<(), Error> {
+        let slot = self.engine.slot_above_id(id)?;
+        self.raise(slot);
+        Ok(())
+    }
+
+    /// Never issue an ID whose time is at or before Unix millisecond `ms`.
+    pub fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
+        let slot = self.engine.slot_after_ms(ms)?;
+        self.raise(slot);
+        Ok(())
+    }
+
+    fn raise(&mut self, slot: u64) {
+        if slot > self.next {
+            self.next = slot;
+            self.history = History::new(slot >> self.engine.seq_bits());
+        }
+    }
+
+    /// Moves to another node id and starts afresh from the clock's current tick: the way
+    /// on after [`Error::SwitchNode`]. The new node id must not have been used by anyone
+    /// (for example a fresh lease); on error nothing changes.
+    ///
+    /// ```
+    /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::SwitchNode)?;
+    /// gen.next()?;
+    /// clock.rewind(5_000);
+    /// assert_eq!(gen.next(), Err(Error::SwitchNode { by_ms: 5_000 }));
+    /// gen.switch_node(2)?;
+    /// assert_eq!(Layout::DEFAULT.decode(gen.next()?)?.node, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn switch_node(&mut self, node: u64) -> Result<(), Error> {
+        self.engine = self.engine.with_node(node)?;
+        self.next = 0;
+        self.history = History::new(0);
+        Ok(())
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        self.engine.layout
+    }
+    /// The node id.
+    pub fn node(&self) -> u64 {
+        self.engine.node
+    }
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.engine.policy
+    }
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Takes up to `n` slots of one tick: (first slot, count).
+    #[inline(always)]
+    fn take(&mut self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
+        let n = n.max(1);
+        let Generator { engine, next, history, clock } = self;
+        engine.run(clock, blocking, |now| {
+            let slot = match engine.decide(now, *next) {
+                Step::Done(slot) => slot,
+                Step::Fail(Error::ClockBackwards { .. }) if H > 0 => {
+                    return history.take(engine, now, *next, n);
+                }
+                Step::Fail(e) => return Step::Fail(e),
+                Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
+            };
+            let len = engine.left_in_tick(slot).min(u64::from(n)) as u32;
+            if H > 0 && *next > 0 && slot >> engine.seq_bits() != (*next - 1) >> engine.seq_bits() {
+                history.remember(engine, *next);
+            }
+            *next = slot + u64::from(len);
+            Step::Done((slot, len))
+        })
+    }
+}
+
+/// The ring of recent ticks for [`Policy::History`], each with its next free slot.
+///
+/// Every tick this generator used is the current one, in the ring, or below `floor`
+/// (forgotten, or before a resume point): so a tick at or above `floor` that is not in the
+/// ring was never used and can be taken whole.
+#[derive(Debug, Clone)]
+struct History<const H: usize> {
+    ticks: [u64; H],
+    next: [u64; H],
+    len: usize,
+    floor: u64,
+}
+
+impl<const H: usize> History<H> {
+    fn new(floor: u64) -> Self {
+        History { ticks: [0; H], next: [0; H], len: 0, floor }
+    }
+
+    /// Records the tick of the slot before `next`, which the generator is leaving.
+    #[cold]
+    fn remember(&mut self, engine: &Engine, next: u64) {
+        let tick = (next - 1) >> engine.seq_bits();
+        if tick >= self.floor {
+            self.insert(tick, next);
+        }
+    }
+
+    /// Adds a tick, forgetting the oldest one when full. Returns false (and changes
+    /// nothing) when `tick` is older than everything in a full ring.
+    fn insert(&mut self, tick: u64, next: u64) -> bool {
+        if self.len < H {
+            self.ticks[self.len] = tick;
+            self.next[self.len] = next;
+            self.len += 1;
+            return true;
+        }
+        let Some(oldest) = (0..H).min_by_key(|&i| self.ticks[i]) else {
+            return false;
+        };
+        if self.ticks[oldest] > tick {
+            return false;
+        }
+        self.floor = self.floor.max(self.ticks[oldest] + 1);
+        self.ticks[oldest] = tick;
+        self.next[oldest] = next;
+        true
+    }
+
+    /// Serves tick `now`, which is behind the newest tick used (`newest` is the
+    /// generator's next free slot), from the ring.
+    #[cold]
+    fn take(&mut self, engine: &Engine, now: u64, newest: u64, n: u32) -> Step<(u64, u32)> {
+        let s = engine.seq_bits();
+        let unit = u64::from(engine.layout.unit_ms());
+        if let Some(i) = (0..self.len).find(|&i| self.ticks[i] == now) {
+            let slot = self.next[i];
+            if slot >> s != now {
+                // This tick is used up too: wait for the next one.
+                return Step::Wait {
+                    limit_ms: unit,
+                    timeout: Error::ClockStalled { at_ms: engine.layout.tick_start_ms(now) },
+                };
+            }
+            let len = engine.left_in_tick(slot).min(u64::from(n));
+            self.next[i] = slot + len;
+            return Step::Done((slot, len as u32));
+        }
+        let slot = now << s;
+        let len = engine.left_in_tick(slot).min(u64::from(n));
+        if now >= self.floor && self.insert(now, slot + len) {
+            return Step::Done((slot, len as u32));
+        }
+        let newest_tick = (newest - 1) >> s;
+        Step::Fail(Error::ClockBackwards {
+            by_ms: (newest_tick - now) * unit,
+            limit_ms: newest_tick.saturating_sub(self.floor) * unit,
+        })
+    }
+}

@@ -1,0 +1,496 @@
+//! Bit layouts: field widths, time unit and epoch, with the presets people already store.
+
+use crate::error::{Field, LayoutError, RangeError};
+
+/// The order of the node and sequence fields below the time field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// `time | node | sequence`, as Twitter, Discord, Instagram and Baidu do.
+    NodeThenSequence,
+    /// `time | sequence | node`, as Sonyflake does.
+    SequenceThenNode,
+}
+
+/// How the 64 bits of an ID are shared out: field widths, the time unit and the epoch.
+///
+/// A layout is built and checked by `const fn`s, so a preset or a layout written as a
+/// constant is validated at compile time. The time field counts *ticks* of
+/// [`unit_ms`](Layout::unit_ms) milliseconds since [`epoch_ms`](Layout::epoch_ms) (Unix
+/// milliseconds). The node field may be split into a datacenter and a worker part.
+///
+/// | preset | time | node | sequence | unit | epoch |
+/// |---|---|---|---|---|---|
+/// | [`DEFAULT`](Layout::DEFAULT) | 41 | 10 | 12 | 1 ms | 2024-01-01T00:00:00Z |
+/// | [`TWITTER`](Layout::TWITTER) | 41 | 5 + 5 | 12 | 1 ms | 1288834974657 |
+/// | [`DISCORD`](Layout::DISCORD) | 42 | 5 + 5 | 12 | 1 ms | 2015-01-01T00:00:00Z |
+/// | [`SONYFLAKE`](Layout::SONYFLAKE) | 39 | 16 (after the sequence) | 8 | 10 ms | 2014-09-01T00:00:00Z |
+/// | [`INSTAGRAM`](Layout::INSTAGRAM) | 41 | 13 | 10 | 1 ms | 1314220021721 ([`instagram`](Layout::instagram) takes another) |
+/// | [`BAIDU`](Layout::BAIDU) | 28 | 22 | 13 | 1 s | 2016-05-20T00:00:00Z |
+///
+/// ```
+/// use snowdrift::Layout;
+/// const MINE: Layout = match Layout::builder()
+///     .time_bits(40).datacenter_bits(3).worker_bits(7).sequence_bits(13)
+///     .unit_ms(1).epoch_ms(1_704_067_200_000).build()
+/// {
+///     Ok(layout) => layout,
+///     Err(_) => panic!("bad layout"), // a compile error, not a run-time panic
+/// };
+/// assert_eq!(MINE.total_bits(), 63);
+/// assert!(MINE.fits_i64());
+/// assert_eq!(MINE.max_worker(), 127);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    time_bits: u8,
+    datacenter_bits: u8,
+    worker_bits: u8,
+    sequence_bits: u8,
+    order: Order,
+    unit_ms: u32,
+    epoch_ms: u64,
+}
+
+/// Builds a [`Layout`]; see [`Layout::builder`]. All methods are `const`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct LayoutBuilder {
+    time_bits: u32,
+    datacenter_bits: u32,
+    worker_bits: u32,
+    sequence_bits: u32,
+    order: Order,
+    unit_ms: u32,
+    epoch_ms: u64,
+}
+
+impl LayoutBuilder {
+    /// Width of the time field, in bits.
+    pub const fn time_bits(mut self, bits: u32) -> Self {
+        self.time_bits = bits;
+        self
+    }
+    /// Width of an unsplit node field, in bits (clears any datacenter/worker split).
+    pub const fn node_bits(mut self, bits: u32) -> Self {
+        self.datacenter_bits = 0;
+        self.worker_bits = bits;
+        self
+    }
+    /// Width of the datacenter part of a split node field, in bits.
+    pub const fn datacenter_bits(mut self, bits: u32) -> Self {
+        self.datacenter_bits = bits;
+        self
+    }
+    /// Width of the worker part of a split node field, in bits.
+    pub const fn worker_bits(mut self, bits: u32) -> Self {
+        self.worker_bits = bits;
+        self
+    }
+    /// Width of the sequence field, in bits (1..=32).
+    pub const fn sequence_bits(mut self, bits: u32) -> Self {
+        self.sequence_bits = bits;
+        self
+    }
+    /// Field order below the time field (default [`Order::NodeThenSequence`]).
+    pub const fn order(mut self, order: Order) -> Self {
+        self.order = order;
+        self
+    }
+    /// Milliseconds per tick of the time field (default 1).
+    pub const fn unit_ms(mut self, unit_ms: u32) -> Self {
+        self.unit_ms = unit_ms;
+        self
+    }
+    /// The epoch: the Unix millisecond at which the time field is zero (default 0).
+    pub const fn epoch_ms(mut self, epoch_ms: u64) -> Self {
+        self.epoch_ms = epoch_ms;
+        self
+    }
+
+    /// Checks the widths, unit and epoch and returns the layout.
+    pub const fn build(self) -> Result<Layout, LayoutError> {
+        let b = self;
+        if b.time_bits == 0 {
+            return Err(LayoutError::NoTimeBits);
+        }
+        if b.sequence_bits == 0 {
+            return Err(LayoutError::NoSequenceBits);
+        }
+        // Sum in u64 so huge inputs cannot wrap.
+        let total = b.time_bits as u64
+            + b.datacenter_bits as u64
+            + b.worker_bits as u64
+            + b.sequence_bits as u64;
+        if total > 64 {
+            let total = if total > u32::MAX as u64 { u32::MAX } else { total as u32 };
+            return Err(LayoutError::TooWide { total });
+        }
+        if b.sequence_bits > 32 {
+            return Err(LayoutError::SequenceTooWide { bits: b.sequence_bits });
+        }
+        if b.unit_ms == 0 {
+            return Err(LayoutError::ZeroUnit);
+        }
+        // time_bits <= 63 here, since the sequence takes at least one bit.
+        let last_tick = (1u64 << b.time_bits) - 1;
+        match last_tick.checked_mul(b.unit_ms as u64) {
+            Some(span) => match span.checked_add(b.epoch_ms) {
+                Some(end) if end <= i64::MAX as u64 => {}
+                _ => return Err(LayoutError::EpochOutOfRange { epoch_ms: b.epoch_ms }),
+            },
+            None => return Err(LayoutError::EpochOutOfRange { epoch_ms: b.epoch_ms }),
+        }
+        Ok(Layout {
+            time_bits: b.time_bits as u8,
+            datacenter_bits: b.datacenter_bits as u8,
+            worker_bits: b.worker_bits as u8,
+            sequence_bits: b.sequence_bits as u8,
+            order: b.order,
+            unit_ms: b.unit_ms,
+            epoch_ms: b.epoch_ms,
+        })
+    }
+}
+
+/// Unwraps a preset at compile time.
+const fn preset(r: Result<Layout, LayoutError>) -> Layout {
+    match r {
+        Ok(l) => l,
+        Err(_) => panic!("invalid preset layout"),
+    }
+}
+
+impl Layout {
+    /// snowdrift's own layout: 41 bits of milliseconds since 2024-01-01T00:00:00Z (good
+    /// until 2093), a 10-bit node (1,024 generators), a 12-bit sequence (4,096 IDs per
+    /// millisecond per node), 63 bits in all so IDs stay positive as signed 64-bit integers
+    /// (Java `long`, SQL `BIGINT`).
+    pub const DEFAULT: Layout = preset(
+        Layout::builder()
+            .time_bits(41)
+            .node_bits(10)
+            .sequence_bits(12)
+            .epoch_ms(1_704_067_200_000)
+            .build(),
+    );
+    /// Twitter's snowflake: 41-bit ms since 1288834974657, 5-bit datacenter, 5-bit worker,
+    /// 12-bit sequence.
+    pub const TWITTER: Layout = preset(
+        Layout::builder()
+            .time_bits(41)
+            .datacenter_bits(5)
+            .worker_bits(5)
+            .sequence_bits(12)
+            .epoch_ms(1_288_834_974_657)
+            .build(),
+    );
+    /// Discord's snowflake: 42-bit ms since 2015-01-01T00:00:00Z (1420070400000), 5-bit
+    /// worker ("datacenter" here), 5-bit process ("worker"), 12-bit increment. Uses all 64
+    /// bits.
+    pub const DISCORD: Layout = preset(
+        Layout::builder()
+            .time_bits(42)
+            .datacenter_bits(5)
+            .worker_bits(5)
+            .sequence_bits(12)
+            .epoch_ms(1_420_070_400_000)
+            .build(),
+    );
+    /// Sonyflake: 39 bits of 10 ms since 2014-09-01T00:00:00Z, then an 8-bit sequence, then
+    /// a 16-bit machine id (the node).
+    pub const SONYFLAKE: Layout = preset(
+        Layout::builder()
+            .time_bits(39)
+            .sequence_bits(8)
+            .node_bits(16)
+            .order(Order::SequenceThenNode)
+            .unit_ms(10)
+            .epoch_ms(1_409_529_600_000)
+            .build(),
+    );
+    /// Instagram's sharded IDs: 41-bit ms, 13-bit shard (the node), 10-bit sequence, with
+    /// Instagram's epoch 1314220021721. Use [`Layout::instagram`] for another epoch.
+    pub const INSTAGRAM: Layout = preset(Layout::instagram(1_314_220_021_721));
+    /// Baidu uid-generator's default: 28 bits of seconds since 2016-05-20T00:00:00Z, a
+    /// 22-bit worker id, a 13-bit sequence (63 bits, sign bit clear).
+    pub const BAIDU: Layout = preset(
+        Layout::builder()
+            .time_bits(28)
+            .node_bits(22)
+            .sequence_bits(13)
+            .unit_ms(1000)
+            .epoch_ms(1_463_702_400_000)
+            .build(),
+    );
+
+    /// The preset layouts with their names, as the frontends spell them.
+    pub const PRESETS: [(&'static str, Layout); 6] = [
+        ("default", Layout::DEFAULT),
+        ("twitter", Layout::TWITTER),
+        ("discord", Layout::DISCORD),
+        ("sonyflake", Layout::SONYFLAKE),
+        ("instagram", Layout::INSTAGRAM),
+        ("baidu", Layout::BAIDU),
+    ];
+
+    /// A builder with no fields, a 1 ms unit, the Unix epoch and
+    /// [`Order::NodeThenSequence`].
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let l = Layout::builder().time_bits(41).node_bits(10).sequence_bits(12).build()?;
+    /// assert_eq!(l.epoch_ms(), 0);
+    /// # Ok::<(), snowdrift::LayoutError>(())
+    /// ```
+    pub const fn builder() -> LayoutBuilder {
+        LayoutBuilder {
+            time_bits: 0,
+            datacenter_bits: 0,
+            worker_bits: 0,
+            sequence_bits: 0,
+            order: Order::NodeThenSequence,
+            unit_ms: 1,
+            epoch_ms: 0,
+        }
+    }
+
+    /// Instagram's 41/13/10 layout with the given epoch (Unix ms).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let mine = Layout::instagram(1_750_000_000_000)?;
+    /// assert_eq!((mine.time_bits(), mine.node_bits(), mine.sequence_bits()), (41, 13, 10));
+    /// # Ok::<(), snowdrift::LayoutError>(())
+    /// ```
+    pub const fn instagram(epoch_ms: u64) -> Result<Layout, LayoutError> {
+        Layout::builder()
+            .time_bits(41)
+            .node_bits(13)
+            .sequence_bits(10)
+            .epoch_ms(epoch_ms)
+            .build()
+    }
+
+    /// Looks a preset up by its name (`"default"`, `"twitter"`, `"discord"`,
+    /// `"sonyflake"`, `"instagram"`, `"baidu"`).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// assert_eq!(Layout::preset("discord"), Some(Layout::DISCORD));
+    /// assert_eq!(Layout::preset("nope"), None);
+    /// ```
+    pub fn preset(name: &str) -> Option<Layout> {
+        Layout::PRESETS.iter().find(|(n, _)| *n == name).map(|(_, l)| *l)
+    }
+
+    /// Width of the time field.
+    pub const fn time_bits(&self) -> u32 {
+        self.time_bits as u32
+    }
+    /// Width of the whole node field (datacenter + worker).
+    pub const fn node_bits(&self) -> u32 {
+        self.datacenter_bits as u32 + self.worker_bits as u32
+    }
+    /// Width of the datacenter part of the node (0 when the node is not split).
+    pub const fn datacenter_bits(&self) -> u32 {
+        self.datacenter_bits as u32
+    }
+    /// Width of the worker part of the node (the whole node when it is not split).
+    pub const fn worker_bits(&self) -> u32 {
+        self.worker_bits as u32
+    }
+    /// Whether the node field is split into datacenter and worker.
+    pub const fn is_split(&self) -> bool {
+        self.datacenter_bits > 0
+    }
+    /// Width of the sequence field.
+    pub const fn sequence_bits(&self) -> u32 {
+        self.sequence_bits as u32
+    }
+    /// Order of the node and sequence fields.
+    pub const fn order(&self) -> Order {
+        self.order
+    }
+    /// Milliseconds per tick.
+    pub const fn unit_ms(&self) -> u32 {
+        self.unit_ms
+    }
+    /// Unix millisecond at which the time field is zero.
+    pub const fn epoch_ms(&self) -> u64 {
+        self.epoch_ms
+    }
+    /// Bits all fields take together.
+    pub const fn total_bits(&self) -> u32 {
+        self.time_bits() + self.node_bits() + self.sequence_bits()
+    }
+    /// Whether every ID of this layout is a non-negative signed 64-bit integer (Java
+    /// `long`, SQL `BIGINT`): at most 63 bits.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// assert!(Layout::TWITTER.fits_i64());
+    /// assert!(!Layout::DISCORD.fits_i64()); // 64 bits: IDs pass i64::MAX in 2084
+    /// ```
+    pub const fn fits_i64(&self) -> bool {
+        self.total_bits() <= 63
+    }
+    /// The largest value of the time field.
+    pub const fn max_tick(&self) -> u64 {
+        (1u64 << self.time_bits) - 1
+    }
+    /// The largest node id.
+    pub const fn max_node(&self) -> u64 {
+        mask(self.node_bits())
+    }
+    /// The largest datacenter id (0 when the node is not split).
+    pub const fn max_datacenter(&self) -> u64 {
+        mask(self.datacenter_bits())
+    }
+    /// The largest worker id.
+    pub const fn max_worker(&self) -> u64 {
+        mask(self.worker_bits())
+    }
+    /// The largest sequence number.
+    pub const fn max_sequence(&self) -> u64 {
+        mask(self.sequence_bits())
+    }
+    /// The largest ID this layout can hold.
+    pub const fn max_id(&self) -> u64 {
+        mask(self.total_bits())
+    }
+    /// The Unix millisecond at which the last tick of the time field starts: the last
+    /// time an ID can be made.
+    pub const fn last_ms(&self) -> u64 {
+        self.epoch_ms + self.max_tick() * self.unit_ms as u64
+    }
+    /// The Unix millisecond at which the time field runs out: from then on generators
+    /// return [`Error::Time`](crate::Error::Time); they never wrap around.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// // 2093-09-06T15:47:35.552Z
+    /// assert_eq!(Layout::DEFAULT.exhausts_at(), 3_903_090_455_552);
+    /// // Sonyflake: 2^39 ticks of 10 ms, about 174 years.
+    /// assert_eq!(Layout::SONYFLAKE.exhausts_at(), 6_907_087_738_880);
+    /// ```
+    pub const fn exhausts_at(&self) -> u64 {
+        self.last_ms() + self.unit_ms as u64
+    }
+
+    /// The tick (time field value) that contains the Unix millisecond `ms`.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// assert_eq!(Layout::SONYFLAKE.tick_at(1_409_529_600_019), Ok(1));
+    /// assert!(Layout::SONYFLAKE.tick_at(0).is_err()); // before the epoch
+    /// ```
+    pub const fn tick_at(&self, ms: u64) -> Result<u64, RangeError> {
+        if ms < self.epoch_ms {
+            return Err(self.time_error(ms));
+        }
+        let tick = (ms - self.epoch_ms) / self.unit_ms as u64;
+        if tick > self.max_tick() {
+            return Err(self.time_error(ms));
+        }
+        Ok(tick)
+    }
+
+    /// The Unix millisecond at which `tick` starts. `tick` is masked to the time field.
+    pub const fn tick_start_ms(&self, tick: u64) -> u64 {
+        self.epoch_ms + (tick & self.max_tick()) * self.unit_ms as u64
+    }
+
+    pub(crate) const fn time_error(&self, ms: u64) -> RangeError {
+        RangeError { field: Field::Time, value: ms, min: self.epoch_ms, max: self.last_ms() }
+    }
+
+    /// Shift of the time field.
+    pub(crate) const fn time_shift(&self) -> u32 {
+        self.node_bits() + self.sequence_bits()
+    }
+    /// Shift of the node field.
+    pub(crate) const fn node_shift(&self) -> u32 {
+        match self.order {
+            Order::NodeThenSequence => self.sequence_bits(),
+            Order::SequenceThenNode => 0,
+        }
+    }
+    /// Shift of the sequence field.
+    pub(crate) const fn sequence_shift(&self) -> u32 {
+        match self.order {
+            Order::NodeThenSequence => 0,
+            Order::SequenceThenNode => self.node_bits(),
+        }
+    }
+}
+
+/// `bits` ones (bits <= 64).
+pub(crate) const fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_have_their_documented_shape() {
+        let shapes = [
+            (Layout::TWITTER, 41, 5, 5, 12, 1, 1_288_834_974_657, 63),
+            (Layout::DISCORD, 42, 5, 5, 12, 1, 1_420_070_400_000, 64),
+            (Layout::SONYFLAKE, 39, 0, 16, 8, 10, 1_409_529_600_000, 63),
+            (Layout::INSTAGRAM, 41, 0, 13, 10, 1, 1_314_220_021_721, 64),
+            (Layout::BAIDU, 28, 0, 22, 13, 1000, 1_463_702_400_000, 63),
+            (Layout::DEFAULT, 41, 0, 10, 12, 1, 1_704_067_200_000, 63),
+        ];
+        for (l, t, d, w, s, u, e, total) in shapes {
+            assert_eq!(
+                (l.time_bits(), l.datacenter_bits(), l.worker_bits(), l.sequence_bits()),
+                (t, d, w, s)
+            );
+            assert_eq!((l.unit_ms(), l.epoch_ms(), l.total_bits()), (u, e, total));
+        }
+        assert_eq!(Layout::SONYFLAKE.order(), Order::SequenceThenNode);
+    }
+
+    #[test]
+    fn invalid_layouts_are_rejected_with_the_reason() {
+        let b = Layout::builder().time_bits(41).node_bits(10).sequence_bits(12);
+        assert_eq!(b.time_bits(0).build(), Err(LayoutError::NoTimeBits));
+        assert_eq!(b.sequence_bits(0).build(), Err(LayoutError::NoSequenceBits));
+        assert_eq!(b.node_bits(12).build(), Err(LayoutError::TooWide { total: 65 }));
+        assert_eq!(
+            b.time_bits(u32::MAX).build(),
+            Err(LayoutError::TooWide { total: u32::MAX })
+        );
+        assert_eq!(
+            b.time_bits(20).node_bits(0).sequence_bits(33).build(),
+            Err(LayoutError::SequenceTooWide { bits: 33 })
+        );
+        assert_eq!(b.unit_ms(0).build(), Err(LayoutError::ZeroUnit));
+        assert_eq!(
+            b.time_bits(50).node_bits(0).unit_ms(10_000).build(),
+            Err(LayoutError::EpochOutOfRange { epoch_ms: 0 })
+        );
+        assert_eq!(
+            b.epoch_ms(u64::MAX).build(),
+            Err(LayoutError::EpochOutOfRange { epoch_ms: u64::MAX })
+        );
+        assert!(b.build().is_ok());
+    }
+
+    #[test]
+    fn tick_at_rejects_times_outside_the_range() {
+        let l = Layout::DEFAULT;
+        assert_eq!(l.tick_at(l.epoch_ms()), Ok(0));
+        assert_eq!(l.tick_at(l.last_ms()), Ok(l.max_tick()));
+        let err = l.tick_at(l.exhausts_at()).unwrap_err();
+        assert_eq!(err.value, l.exhausts_at());
+        assert_eq!(err.max, l.last_ms());
+        assert!(l.tick_at(l.epoch_ms() - 1).is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! Snowflake-family 64-bit IDs: time-ordered, unique across nodes without coordination,
+//! decodable. `#![no_std]`, no allocation, no panics on input or on clock behaviour.
+//!
+//! An ID is a time field (ticks since an epoch), a node field (which generator) and a
+//! sequence (which ID within the tick), laid out by a [`Layout`]. Generators read a
+//! [`Clock`] you choose and follow a [`Policy`] when the clock goes backwards.
+//!
+//! ```
+//! use snowdrift::{Generator, Layout, MonotonicClock, Policy, text};
+//!
+//! let mut gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 42, Policy::DEFAULT)?;
+//! let id = gen.next()?;
+//! let parts = Layout::DEFAULT.decode(id)?;
+//! assert_eq!(parts.node, 42);
+//! let text = text::to_base32(id); // 13 characters, sorts like the number
+//! assert_eq!(text::parse_base32(&text)?, id);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What is in the box
+//! - [`Layout`]: field widths, time unit, epoch; presets for Twitter, Discord, Sonyflake,
+//!   Instagram, Baidu and snowdrift's [`Layout::DEFAULT`]; decode, compose and ID ranges
+//!   for a point in time.
+//! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one
+//!   compare-and-swap, usable in a `static` and from interrupt handlers): `next`,
+//!   `try_next` (never waits), batches, `fill`, resume after a persisted high-water mark.
+//! - [`Policy`]: fail, wait, borrow, history or switch node when the clock goes back.
+//! - [`Clock`]: [`SystemClock`], [`MonotonicClock`], [`CounterClock`] for hardware
+//!   counters, [`ManualClock`] for tests, [`FnClock`] for anything else.
+//! - [`text`]: decimal, hex, Crockford base32 and base62, without allocation.
+//! - [`ObjectId`]: MongoDB ObjectIds.
+//!
+//! # Features
+//! - `std` (default): [`SystemClock`] and [`MonotonicClock`]. Errors implement
+//!   `core::error::Error` with or without it.
+//! - `atomic`: [`AtomicGenerator`] and [`CounterClock`], through `portable-atomic` (with
+//!   `require-cas`). On targets without 64-bit atomics the *final binary* enables
+//!   portable-atomic's `critical-section` feature (and provides an implementation, e.g.
+//!   `cortex-m`'s `critical-section-single-core`); this library never does.
+//!
+//! # Building for other targets
+//! The crate builds with `default-features = false` for any target `core` supports:
+//! ```text
+//! cargo build -p snowdrift --no-default-features --target thumbv6m-none-eabi
+//! cargo build -p snowdrift --no-default-features --target riscv32imc-unknown-none-elf
+//! cargo build -p snowdrift --no-default-features --target wasm32-unknown-unknown
+//! cargo build -p snowdrift --no-default-features --features atomic --target thumbv7em-none-eabihf
+//! ```
+//!
+//! # Guarantees
+//! 1. No generator issues the same ID twice, under any clock behaviour or interleaving.
+//! 2. IDs from one generator strictly increase, except under [`Policy::History`].
+//! 3. No call waits longer than its policy's bound; `try_*` calls never wait.
+//! 4. Bad input returns an error naming the value and the allowed range, and changes
+//!    nothing.
+//!
+//! MSRV: Rust 1.81.
+
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+#[cfg(feature = "atomic")]
+mod atomic;
+mod clock;
+mod error;
+mod generator;
+mod id;
+mod layout;
+mod objectid;
+mod policy;
+pub mod text;
+
+#[cfg(feature = "atomic")]
+pub use atomic::AtomicGenerator;
+#[cfg(feature = "atomic")]
+pub use clock::CounterClock;
+pub use clock::{Clock, FnClock, ManualClock};
+#[cfg(feature = "std")]
+pub use clock::{MonotonicClock, SystemClock};
+pub use error::{Error, Field, LayoutError, ParseError, ParseErrorKind, RangeError};
+pub use generator::{Batch, Generator};
+pub use id::Parts;
+pub use layout::{Layout, LayoutBuilder, Order};
+pub use objectid::{ObjectId, ObjectIdGenerator};
+pub use policy::Policy;

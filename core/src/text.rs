@@ -1,0 +1,383 @@
+//! Text forms of IDs: decimal, hex, Crockford base32 and base62, formatted into a stack
+//! buffer and parsed with precise errors.
+//!
+//! | form | width | alphabet | sorts like the number |
+//! |---|---|---|---|
+//! | decimal | 1 to 20 | `0-9` | no (variable width) |
+//! | hex | 16 (parses 1 to 16) | `0-9a-f` (parses either case) | yes |
+//! | base32 | 13 | Crockford: `0-9A-Z` without `I L O U` (parses either case, `I`/`L` as 1, `O` as 0) | yes |
+//! | base62 | 11 | `0-9A-Za-z` | yes (byte order) |
+//!
+//! ```
+//! use snowdrift::text;
+//! let id = 175928847299117063;
+//! assert_eq!(text::to_base32(id).as_str(), "04W86BB0G4007");
+//! assert_eq!(text::parse_base32("04w86bb0g4007"), Ok(id));
+//! assert_eq!(text::to_base62(id).as_str(), "0Czks0tP37X");
+//! assert_eq!(text::to_hex(id).as_str(), "0271065ac1020007");
+//! ```
+
+use core::fmt;
+
+use crate::error::{ParseError, ParseErrorKind};
+
+/// A text form of an ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// Decimal, no leading zeros.
+    Decimal,
+    /// 16 lowercase hex digits.
+    Hex,
+    /// 13 Crockford base32 characters, uppercase.
+    Base32,
+    /// 11 base62 characters.
+    Base62,
+}
+
+impl Format {
+    /// Every form, for looping over.
+    pub const ALL: [Format; 4] = [Format::Decimal, Format::Hex, Format::Base32, Format::Base62];
+
+    /// The form's name as the frontends spell it (`"decimal"`, `"hex"`, `"base32"`,
+    /// `"base62"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::Decimal => "decimal",
+            Format::Hex => "hex",
+            Format::Base32 => "base32",
+            Format::Base62 => "base62",
+        }
+    }
+}
+
+/// A formatted ID on the stack (at most 24 ASCII bytes); derefs to `&str`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdText {
+    buf: [u8; 24],
+    len: u8,
+}
+
+impl IdText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII from the alphabets below is ever written.
+        core::str::from_utf8(&self.buf[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl core::ops::Deref for IdText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for IdText {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for IdText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl fmt::Debug for IdText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+pub(crate) const HEX: &[u8; 16] = b"0123456789abcdef";
+pub(crate) const INVALID: u8 = 0xff;
+
+/// Character -> digit value, [`INVALID`] elsewhere; `fold_case` accepts both cases.
+const fn table(alphabet: &[u8], fold_case: bool, crockford: bool) -> [u8; 256] {
+    let mut t = [INVALID; 256];
+    let mut i = 0;
+    while i < alphabet.len() {
+        let c = alphabet[i];
+        t[c as usize] = i as u8;
+        if fold_case {
+            t[c.to_ascii_lowercase() as usize] = i as u8;
+            t[c.to_ascii_uppercase() as usize] = i as u8;
+        }
+        i += 1;
+    }
+    if crockford {
+        t[b'I' as usize] = 1;
+        t[b'i' as usize] = 1;
+        t[b'L' as usize] = 1;
+        t[b'l' as usize] = 1;
+        t[b'O' as usize] = 0;
+        t[b'o' as usize] = 0;
+    }
+    t
+}
+
+const CROCKFORD_VALUES: [u8; 256] = table(CROCKFORD, true, true);
+const BASE62_VALUES: [u8; 256] = table(BASE62, false, false);
+pub(crate) const HEX_VALUES: [u8; 256] = table(HEX, true, false);
+
+/// Formats `id` in the given form.
+///
+/// ```
+/// use snowdrift::text::{format, Format};
+/// assert_eq!(format(255, Format::Hex).as_str(), "00000000000000ff");
+/// assert_eq!(format(255, Format::Decimal).as_str(), "255");
+/// ```
+pub fn format(id: u64, form: Format) -> IdText {
+    match form {
+        Format::Decimal => to_decimal(id),
+        Format::Hex => to_hex(id),
+        Format::Base32 => to_base32(id),
+        Format::Base62 => to_base62(id),
+    }
+}
+
+/// Parses `text` in the given form.
+///
+/// ```
+/// use snowdrift::text::{parse, Format};
+/// assert_eq!(parse("ff", Format::Hex), Ok(255));
+/// assert!(parse("", Format::Decimal).is_err());
+/// ```
+pub fn parse(text: &str, form: Format) -> Result<u64, ParseError> {
+    match form {
+        Format::Decimal => parse_decimal(text),
+        Format::Hex => parse_hex(text),
+        Format::Base32 => parse_base32(text),
+        Format::Base62 => parse_base62(text),
+    }
+}
+
+/// Decimal, no leading zeros.
+///
+/// ```
+/// assert_eq!(snowdrift::text::to_decimal(u64::MAX).as_str(), "18446744073709551615");
+/// ```
+pub fn to_decimal(mut id: u64) -> IdText {
+    let mut digits = [0u8; 20];
+    let mut i = 20;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (id % 10) as u8;
+        id /= 10;
+        if id == 0 {
+            break;
+        }
+    }
+    let mut out = IdText { buf: [0; 24], len: (20 - i) as u8 };
+    out.buf[..20 - i].copy_from_slice(&digits[i..]);
+    out
+}
+
+/// 16 lowercase hex digits.
+///
+/// ```
+/// assert_eq!(snowdrift::text::to_hex(1).as_str(), "0000000000000001");
+/// ```
+pub fn to_hex(id: u64) -> IdText {
+    fixed::<16>(|i| HEX[((id >> (60 - 4 * i)) & 0xf) as usize])
+}
+
+/// 13 Crockford base32 characters, uppercase; fixed width, so the text sorts like the
+/// number.
+///
+/// ```
+/// assert_eq!(snowdrift::text::to_base32(u64::MAX).as_str(), "FZZZZZZZZZZZZ");
+/// ```
+pub fn to_base32(id: u64) -> IdText {
+    // 65 bits of room: the first character holds the top 4 bits.
+    fixed::<13>(|i| CROCKFORD[((id >> (60 - 5 * i)) & 0x1f) as usize])
+}
+
+/// 11 base62 characters (`0-9A-Za-z`); fixed width, so the text sorts like the number.
+///
+/// ```
+/// assert_eq!(snowdrift::text::to_base62(61).as_str(), "0000000000z");
+/// ```
+pub fn to_base62(id: u64) -> IdText {
+    let mut out = IdText { buf: [b'0'; 24], len: 11 };
+    let mut rest = id;
+    for i in (0..11).rev() {
+        out.buf[i] = BASE62[(rest % 62) as usize];
+        rest /= 62;
+    }
+    out
+}
+
+pub(crate) fn fixed<const N: usize>(digit: impl Fn(usize) -> u8) -> IdText {
+    let mut out = IdText { buf: [0; 24], len: N as u8 };
+    for i in 0..N {
+        out.buf[i] = digit(i);
+    }
+    out
+}
+
+fn err(kind: ParseErrorKind, position: usize) -> ParseError {
+    ParseError { kind, position }
+}
+
+pub(crate) fn invalid(text: &str, position: usize) -> ParseError {
+    let found = text[position..].chars().next().unwrap_or('\0');
+    err(ParseErrorKind::InvalidChar { found }, position)
+}
+
+/// Parses 1 to 20 decimal digits (no sign, no spaces).
+///
+/// ```
+/// use snowdrift::{text::parse_decimal, ParseErrorKind};
+/// assert_eq!(parse_decimal("18446744073709551615"), Ok(u64::MAX));
+/// assert_eq!(parse_decimal("18446744073709551616").unwrap_err().kind, ParseErrorKind::Overflow);
+/// ```
+pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
+    if text.is_empty() {
+        return Err(err(ParseErrorKind::Empty, 0));
+    }
+    let mut value: u64 = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(invalid(text, i));
+        }
+        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(d))) {
+            Some(v) => v,
+            None => return Err(err(ParseErrorKind::Overflow, i)),
+        };
+    }
+    Ok(value)
+}
+
+/// Parses 1 to 16 hex digits, either case (no `0x`).
+///
+/// ```
+/// assert_eq!(snowdrift::text::parse_hex("FFff"), Ok(0xffff));
+/// ```
+pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
+    if text.is_empty() {
+        return Err(err(ParseErrorKind::Empty, 0));
+    }
+    let mut value: u64 = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        let d = HEX_VALUES[b as usize];
+        if d == INVALID {
+            return Err(invalid(text, i));
+        }
+        if i >= 16 {
+            return Err(err(ParseErrorKind::TooLong { max: 16 }, i));
+        }
+        value = (value << 4) | u64::from(d);
+    }
+    Ok(value)
+}
+
+/// Parses exactly 13 Crockford base32 characters, either case, reading `I`/`L` as 1 and
+/// `O` as 0.
+///
+/// ```
+/// use snowdrift::{text::parse_base32, ParseErrorKind};
+/// assert_eq!(parse_base32("0000000000001"), Ok(1));
+/// assert_eq!(parse_base32("G000000000000").unwrap_err().kind, ParseErrorKind::Overflow);
+/// ```
+pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
+    let bytes = check_len(text, 13)?;
+    let mut value: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let d = CROCKFORD_VALUES[b as usize];
+        if d == INVALID {
+            return Err(invalid(text, i));
+        }
+        if i == 0 && d > 0xf {
+            return Err(err(ParseErrorKind::Overflow, 0));
+        }
+        value = (value << 5) | u64::from(d);
+    }
+    Ok(value)
+}
+
+/// Parses exactly 11 base62 characters (`0-9A-Za-z`).
+///
+/// ```
+/// use snowdrift::{text::parse_base62, ParseErrorKind};
+/// assert_eq!(parse_base62("LygHa16AHYF"), Ok(u64::MAX));
+/// assert_eq!(parse_base62("LygHa16AHYG").unwrap_err().kind, ParseErrorKind::Overflow);
+/// ```
+pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
+    let bytes = check_len(text, 11)?;
+    let mut value: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let d = BASE62_VALUES[b as usize];
+        if d == INVALID {
+            return Err(invalid(text, i));
+        }
+        value = match value.checked_mul(62).and_then(|v| v.checked_add(u64::from(d))) {
+            Some(v) => v,
+            None => return Err(err(ParseErrorKind::Overflow, i)),
+        };
+    }
+    Ok(value)
+}
+
+pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
+    if text.is_empty() {
+        return Err(err(ParseErrorKind::Empty, 0));
+    }
+    if text.len() != n {
+        let chars = text.chars().count();
+        return Err(err(ParseErrorKind::WrongLength { expected: n, found: chars }, 0));
+    }
+    Ok(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_round_trips_the_edges() {
+        for id in [0, 1, 31, 32, 61, 62, 1 << 32, (1 << 63) - 1, 1 << 63, u64::MAX - 1, u64::MAX] {
+            for form in Format::ALL {
+                assert_eq!(parse(&format(id, form), form), Ok(id), "{id} as {form:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_width_forms_sort_like_the_number() {
+        let ids = [0u64, 1, 61, 62, 63, 1 << 40, (1 << 40) + 1, u64::MAX / 3, u64::MAX];
+        for form in [Format::Hex, Format::Base32, Format::Base62] {
+            for w in ids.windows(2) {
+                assert!(format(w[0], form).as_str() < format(w[1], form).as_str(), "{form:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_point_at_the_offending_character() {
+        let e = parse_base62("00000000-00").unwrap_err();
+        assert_eq!(e, err(ParseErrorKind::InvalidChar { found: '-' }, 8));
+        let e = parse_base32("0000000000U00").unwrap_err();
+        assert_eq!(e, err(ParseErrorKind::InvalidChar { found: 'U' }, 10));
+        let e = parse_hex("12345678123456781").unwrap_err();
+        assert_eq!(e.kind, ParseErrorKind::TooLong { max: 16 });
+        let e = parse_decimal("99999999999999999999").unwrap_err();
+        assert_eq!(e, err(ParseErrorKind::Overflow, 19));
+        let e = parse_decimal("-1").unwrap_err();
+        assert_eq!(e, err(ParseErrorKind::InvalidChar { found: '-' }, 0));
+        assert_eq!(parse_base32("").unwrap_err().kind, ParseErrorKind::Empty);
+        let e = parse_base32("é00000000000").unwrap_err(); // 13 bytes, 12 characters
+        assert_eq!(e.kind, ParseErrorKind::InvalidChar { found: 'é' });
+    }
+
+    #[test]
+    fn crockford_reads_lookalike_letters() {
+        assert_eq!(parse_base32("OOOOOOOOOOOOL"), Ok(1));
+        assert_eq!(parse_base32("oooooooooooOi"), Ok(1));
+    }
+}
