@@ -62,7 +62,11 @@ impl<C: Clock> AtomicGenerator<C> {
     #[cfg(not(loom))]
     pub const fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
         match Self::engine(layout, node, policy) {
-            Ok(engine) => Ok(AtomicGenerator { engine, next: AtomicU64::new(0), clock }),
+            Ok(engine) => Ok(AtomicGenerator {
+                engine,
+                next: AtomicU64::new(0),
+                clock,
+            }),
             Err(e) => {
                 // A const fn cannot run the clock's destructor; the clock is a plain value
                 // in every sensible case, so forgetting it loses nothing.
@@ -76,7 +80,11 @@ impl<C: Clock> AtomicGenerator<C> {
     #[cfg(loom)]
     pub fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
         let engine = Self::engine(layout, node, policy)?;
-        Ok(AtomicGenerator { engine, next: AtomicU64::new(0), clock })
+        Ok(AtomicGenerator {
+            engine,
+            next: AtomicU64::new(0),
+            clock,
+        })
     }
 
     const fn engine(layout: Layout, node: u64, policy: Policy) -> Result<Engine, Error> {
@@ -113,12 +121,14 @@ impl<C: Clock> AtomicGenerator<C> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn next_batch(&self, n: u32) -> Result<Batch, Error> {
-        self.take(n, true).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take(n, true)
+            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// [`next_batch`](Self::next_batch) without waiting.
     pub fn try_next_batch(&self, n: u32) -> Result<Batch, Error> {
-        self.take(n, false).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take(n, false)
+            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// Fills `out` with increasing IDs, as [`Generator::fill`](crate::Generator::fill).

@@ -91,7 +91,11 @@ pub struct ManualClock {
 impl ManualClock {
     /// A frozen clock reading `ms`.
     pub const fn new(ms: u64) -> Self {
-        ManualClock { now: Cell::new(ms), step: Cell::new(0), reads: Cell::new(0) }
+        ManualClock {
+            now: Cell::new(ms),
+            step: Cell::new(0),
+            reads: Cell::new(0),
+        }
     }
     /// Makes every read advance the clock by `step_ms` (after returning the reading).
     pub fn with_step(self, step_ms: u64) -> Self {
@@ -186,7 +190,10 @@ mod std_clocks {
         /// Anchors to the given Unix millisecond now (for example the last time persisted
         /// by a previous run, if the system clock is known to be behind it).
         pub fn anchored_at(unix_ms: u64) -> Self {
-            MonotonicClock { origin: Instant::now(), origin_ms: unix_ms }
+            MonotonicClock {
+                origin: Instant::now(),
+                origin_ms: unix_ms,
+            }
         }
     }
 
@@ -256,7 +263,11 @@ mod counter {
         /// A clock over `read`, a counter of `bits` bits (1..=64, larger is taken as 64)
         /// counting at `hz` (0 is taken as 1), zero at Unix millisecond `boot_ms`.
         pub const fn new(read: F, bits: u32, hz: u64, boot_ms: u64) -> Self {
-            let mask = if bits == 0 || bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let mask = if bits == 0 || bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             CounterClock {
                 read,
                 mask,
@@ -290,7 +301,10 @@ mod counter {
                     return seen.saturating_sub(back);
                 }
                 let now = seen.wrapping_add(delta);
-                match self.extended.compare_exchange_weak(seen, now, Relaxed, Relaxed) {
+                match self
+                    .extended
+                    .compare_exchange_weak(seen, now, Relaxed, Relaxed)
+                {
                     Ok(_) => return now,
                     Err(actual) => seen = actual,
                 }
@@ -316,7 +330,11 @@ mod counter {
             let raw = Cell::new(0u64);
             let clock = CounterClock::new(|| raw.get(), 8, 1000, 0);
             let mut expected = 0u64;
-            for step in [100u64, 100, 127, 3, 1, 90, 0, 127].iter().cycle().take(200) {
+            for step in [100u64, 100, 127, 3, 1, 90, 0, 127]
+                .iter()
+                .cycle()
+                .take(200)
+            {
                 expected += step;
                 raw.set(expected & 0xff);
                 assert_eq!(clock.ticks(), expected);

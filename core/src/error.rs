@@ -54,7 +54,12 @@ pub struct RangeError {
 
 impl fmt::Display for RangeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let RangeError { field, value, min, max } = *self;
+        let RangeError {
+            field,
+            value,
+            min,
+            max,
+        } = *self;
         match field {
             Field::Time => write!(
                 f,
@@ -191,7 +196,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Error::ClockBackwards { by_ms, limit_ms } => {
-                write!(f, "clock moved backwards by {by_ms} ms (limit {limit_ms} ms)")
+                write!(
+                    f,
+                    "clock moved backwards by {by_ms} ms (limit {limit_ms} ms)"
+                )
             }
             Error::SwitchNode { by_ms } => write!(
                 f,
@@ -204,7 +212,10 @@ impl fmt::Display for Error {
             ),
             Error::Time(e) | Error::Range(e) => e.fmt(f),
             Error::ClockStalled { at_ms } => {
-                write!(f, "clock stopped at {at_ms} ms while waiting for it to advance")
+                write!(
+                    f,
+                    "clock stopped at {at_ms} ms while waiting for it to advance"
+                )
             }
             Error::Unsupported { reason } => f.write_str(reason),
         }
@@ -271,10 +282,18 @@ impl fmt::Display for ParseError {
         match self.kind {
             ParseErrorKind::Empty => f.write_str("empty input"),
             ParseErrorKind::InvalidChar { found } => {
-                write!(f, "invalid character {found:?} at position {}", self.position)
+                write!(
+                    f,
+                    "invalid character {found:?} at position {}",
+                    self.position
+                )
             }
             ParseErrorKind::Overflow => {
-                write!(f, "value does not fit in 64 bits (at position {})", self.position)
+                write!(
+                    f,
+                    "value does not fit in 64 bits (at position {})",
+                    self.position
+                )
             }
             ParseErrorKind::WrongLength { expected, found } => {
                 write!(f, "wrong length: {found} characters (expected {expected})")

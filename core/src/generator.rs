@@ -27,7 +27,11 @@ pub struct Batch {
 
 impl Batch {
     pub(crate) fn new(engine: &Engine, slot: u64, len: u32) -> Batch {
-        Batch { first: engine.id(slot), step: engine.id_step(), len }
+        Batch {
+            first: engine.id(slot),
+            step: engine.id_step(),
+            len,
+        }
     }
     /// The first ID.
     pub fn first(&self) -> u64 {
@@ -110,7 +114,12 @@ impl<C: Clock> Generator<C> {
                 reason: "the history policy needs a ring: use Generator::with_history",
             });
         }
-        Ok(Generator { engine: Engine::new(layout, node, policy)?, next: 0, history: History::new(0), clock })
+        Ok(Generator {
+            engine: Engine::new(layout, node, policy)?,
+            next: 0,
+            history: History::new(0),
+            clock,
+        })
     }
 }
 
@@ -135,7 +144,12 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     pub fn with_history(clock: C, layout: Layout, node: u64) -> Result<Self, Error> {
         const { assert!(H > 0, "the history ring needs at least one entry") };
         let engine = Engine::new(layout, node, Policy::History)?;
-        Ok(Generator { engine, next: 0, history: History::new(0), clock })
+        Ok(Generator {
+            engine,
+            next: 0,
+            history: History::new(0),
+            clock,
+        })
     }
 
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
@@ -166,12 +180,14 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// Reserves up to `n` consecutive IDs (at least one, at most the rest of one tick) in
     /// one step, waiting like [`next`](Self::next).
     pub fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        self.take(n, true).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take(n, true)
+            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// [`next_batch`](Self::next_batch) without waiting.
     pub fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        self.take(n, false).map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take(n, false)
+            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// Fills `out` with increasing IDs, one batch per tick, waiting like
@@ -276,7 +292,12 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     #[inline(always)]
     fn take(&mut self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = n.max(1);
-        let Generator { engine, next, history, clock } = self;
+        let Generator {
+            engine,
+            next,
+            history,
+            clock,
+        } = self;
         engine.run(clock, blocking, |now| {
             let slot = match engine.decide(now, *next) {
                 Step::Done(slot) => slot,
@@ -311,7 +332,12 @@ struct History<const H: usize> {
 
 impl<const H: usize> History<H> {
     fn new(floor: u64) -> Self {
-        History { ticks: [0; H], next: [0; H], len: 0, floor }
+        History {
+            ticks: [0; H],
+            next: [0; H],
+            len: 0,
+            floor,
+        }
     }
 
     /// Records the tick of the slot before `next`, which the generator is leaving.
@@ -356,7 +382,9 @@ impl<const H: usize> History<H> {
                 // This tick is used up too: wait for the next one.
                 return Step::Wait {
                     limit_ms: unit,
-                    timeout: Error::ClockStalled { at_ms: engine.layout.tick_start_ms(now) },
+                    timeout: Error::ClockStalled {
+                        at_ms: engine.layout.tick_start_ms(now),
+                    },
                 };
             }
             let len = engine.left_in_tick(slot).min(u64::from(n));

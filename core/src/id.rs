@@ -32,7 +32,12 @@ impl Layout {
     /// ```
     pub const fn decode(&self, id: u64) -> Result<Parts, RangeError> {
         if id > self.max_id() {
-            return Err(RangeError { field: Field::Id, value: id, min: 0, max: self.max_id() });
+            return Err(RangeError {
+                field: Field::Id,
+                value: id,
+                min: 0,
+                max: self.max_id(),
+            });
         }
         Ok(Parts {
             time_ms: self.tick_start_ms(id >> self.time_shift()),
@@ -145,7 +150,12 @@ impl Layout {
     }
 
     const fn range(&self, field: Field, value: u64, max: u64) -> RangeError {
-        RangeError { field, value, min: 0, max }
+        RangeError {
+            field,
+            value,
+            min: 0,
+            max,
+        }
     }
 }
 
@@ -156,14 +166,27 @@ mod tests {
     #[test]
     fn discord_documentation_example() {
         let p = Layout::DISCORD.decode(175_928_847_299_117_063).unwrap();
-        assert_eq!(p, Parts { time_ms: 1_462_015_105_796, node: 32, sequence: 7 });
+        assert_eq!(
+            p,
+            Parts {
+                time_ms: 1_462_015_105_796,
+                node: 32,
+                sequence: 7
+            }
+        );
         assert_eq!(Layout::DISCORD.compose(p), Ok(175_928_847_299_117_063));
     }
 
     #[test]
     fn sonyflake_puts_the_sequence_above_the_machine() {
         let l = Layout::SONYFLAKE;
-        let id = l.compose(Parts { time_ms: l.epoch_ms() + 20, node: 3, sequence: 1 }).unwrap();
+        let id = l
+            .compose(Parts {
+                time_ms: l.epoch_ms() + 20,
+                node: 3,
+                sequence: 1,
+            })
+            .unwrap();
         assert_eq!(id, (2 << 24) | (1 << 16) | 3);
     }
 
@@ -179,11 +202,29 @@ mod tests {
     fn compose_names_the_field_that_does_not_fit() {
         let l = Layout::TWITTER;
         let t = l.epoch_ms();
-        let e = l.compose(Parts { time_ms: t, node: 1024, sequence: 0 }).unwrap_err();
+        let e = l
+            .compose(Parts {
+                time_ms: t,
+                node: 1024,
+                sequence: 0,
+            })
+            .unwrap_err();
         assert_eq!((e.field, e.value, e.max), (Field::Node, 1024, 1023));
-        let e = l.compose(Parts { time_ms: t, node: 0, sequence: 4096 }).unwrap_err();
+        let e = l
+            .compose(Parts {
+                time_ms: t,
+                node: 0,
+                sequence: 4096,
+            })
+            .unwrap_err();
         assert_eq!((e.field, e.value, e.max), (Field::Sequence, 4096, 4095));
-        let e = l.compose(Parts { time_ms: l.exhausts_at(), node: 0, sequence: 0 }).unwrap_err();
+        let e = l
+            .compose(Parts {
+                time_ms: l.exhausts_at(),
+                node: 0,
+                sequence: 0,
+            })
+            .unwrap_err();
         assert_eq!(e.field, Field::Time);
     }
 
@@ -193,9 +234,21 @@ mod tests {
         let t = l.epoch_ms() + 5_500;
         let lo = l.min_id_at(t).unwrap();
         let hi = l.max_id_at(t).unwrap();
-        let full = Parts { time_ms: t, node: l.max_node(), sequence: l.max_sequence() };
+        let full = Parts {
+            time_ms: t,
+            node: l.max_node(),
+            sequence: l.max_sequence(),
+        };
         assert_eq!(hi, l.compose(full).unwrap());
-        assert_eq!(lo, l.compose(Parts { time_ms: t, node: 0, sequence: 0 }).unwrap());
+        assert_eq!(
+            lo,
+            l.compose(Parts {
+                time_ms: t,
+                node: 0,
+                sequence: 0
+            })
+            .unwrap()
+        );
         assert_eq!(l.decode(lo).unwrap().time_ms, l.epoch_ms() + 5_000);
         assert_eq!(l.min_id_at(t + 500).unwrap(), hi + 1);
     }

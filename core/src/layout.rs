@@ -122,11 +122,17 @@ impl LayoutBuilder {
             + b.worker_bits as u64
             + b.sequence_bits as u64;
         if total > 64 {
-            let total = if total > u32::MAX as u64 { u32::MAX } else { total as u32 };
+            let total = if total > u32::MAX as u64 {
+                u32::MAX
+            } else {
+                total as u32
+            };
             return Err(LayoutError::TooWide { total });
         }
         if b.sequence_bits > 32 {
-            return Err(LayoutError::SequenceTooWide { bits: b.sequence_bits });
+            return Err(LayoutError::SequenceTooWide {
+                bits: b.sequence_bits,
+            });
         }
         if b.unit_ms == 0 {
             return Err(LayoutError::ZeroUnit);
@@ -136,9 +142,17 @@ impl LayoutBuilder {
         match last_tick.checked_mul(b.unit_ms as u64) {
             Some(span) => match span.checked_add(b.epoch_ms) {
                 Some(end) if end <= i64::MAX as u64 => {}
-                _ => return Err(LayoutError::EpochOutOfRange { epoch_ms: b.epoch_ms }),
+                _ => {
+                    return Err(LayoutError::EpochOutOfRange {
+                        epoch_ms: b.epoch_ms,
+                    })
+                }
             },
-            None => return Err(LayoutError::EpochOutOfRange { epoch_ms: b.epoch_ms }),
+            None => {
+                return Err(LayoutError::EpochOutOfRange {
+                    epoch_ms: b.epoch_ms,
+                })
+            }
         }
         Ok(Layout {
             time_bits: b.time_bits as u8,
@@ -280,7 +294,10 @@ impl Layout {
     /// assert_eq!(Layout::preset("nope"), None);
     /// ```
     pub fn preset(name: &str) -> Option<Layout> {
-        Layout::PRESETS.iter().find(|(n, _)| *n == name).map(|(_, l)| *l)
+        Layout::PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, l)| *l)
     }
 
     /// Width of the time field.
@@ -401,7 +418,12 @@ impl Layout {
     }
 
     pub(crate) const fn time_error(&self, ms: u64) -> RangeError {
-        RangeError { field: Field::Time, value: ms, min: self.epoch_ms, max: self.last_ms() }
+        RangeError {
+            field: Field::Time,
+            value: ms,
+            min: self.epoch_ms,
+            max: self.last_ms(),
+        }
     }
 
     /// Shift of the time field.
@@ -449,7 +471,12 @@ mod tests {
         ];
         for (l, t, d, w, s, u, e, total) in shapes {
             assert_eq!(
-                (l.time_bits(), l.datacenter_bits(), l.worker_bits(), l.sequence_bits()),
+                (
+                    l.time_bits(),
+                    l.datacenter_bits(),
+                    l.worker_bits(),
+                    l.sequence_bits()
+                ),
                 (t, d, w, s)
             );
             assert_eq!((l.unit_ms(), l.epoch_ms(), l.total_bits()), (u, e, total));
@@ -459,10 +486,16 @@ mod tests {
 
     #[test]
     fn invalid_layouts_are_rejected_with_the_reason() {
-        let b = Layout::builder().time_bits(41).node_bits(10).sequence_bits(12);
+        let b = Layout::builder()
+            .time_bits(41)
+            .node_bits(10)
+            .sequence_bits(12);
         assert_eq!(b.time_bits(0).build(), Err(LayoutError::NoTimeBits));
         assert_eq!(b.sequence_bits(0).build(), Err(LayoutError::NoSequenceBits));
-        assert_eq!(b.node_bits(12).build(), Err(LayoutError::TooWide { total: 65 }));
+        assert_eq!(
+            b.node_bits(12).build(),
+            Err(LayoutError::TooWide { total: 65 })
+        );
         assert_eq!(
             b.time_bits(u32::MAX).build(),
             Err(LayoutError::TooWide { total: u32::MAX })

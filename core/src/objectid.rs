@@ -25,7 +25,9 @@ impl ObjectId {
         let s = seconds.to_be_bytes();
         let c = counter.to_be_bytes();
         let p = process;
-        ObjectId([s[0], s[1], s[2], s[3], p[0], p[1], p[2], p[3], p[4], c[1], c[2], c[3]])
+        ObjectId([
+            s[0], s[1], s[2], s[3], p[0], p[1], p[2], p[3], p[4], c[1], c[2], c[3],
+        ])
     }
     /// From the 12 raw bytes.
     pub const fn from_bytes(bytes: [u8; 12]) -> ObjectId {
@@ -100,7 +102,11 @@ pub struct ObjectIdGenerator<C> {
 impl<C: Clock> ObjectIdGenerator<C> {
     /// A generator; `counter_start` is taken modulo 2^24.
     pub fn new(clock: C, process: [u8; 5], counter_start: u32) -> Self {
-        ObjectIdGenerator { clock, process, counter: counter_start & 0xff_ffff }
+        ObjectIdGenerator {
+            clock,
+            process,
+            counter: counter_start & 0xff_ffff,
+        }
     }
 
     /// The next ObjectId. The counter wraps modulo 2^24, as MongoDB's does; seconds are
@@ -122,7 +128,10 @@ mod tests {
         let oid = ObjectId::new(0xdead_beef, [1, 2, 3, 4, 5], 0x1ff_ffff);
         assert_eq!(oid.to_hex().as_str(), "deadbeef0102030405ffffff");
         assert_eq!(ObjectId::parse("DEADBEEF0102030405FFFFFF"), Ok(oid));
-        assert_eq!((oid.timestamp(), oid.process(), oid.counter()), (0xdead_beef, [1, 2, 3, 4, 5], 0xff_ffff));
+        assert_eq!(
+            (oid.timestamp(), oid.process(), oid.counter()),
+            (0xdead_beef, [1, 2, 3, 4, 5], 0xff_ffff)
+        );
     }
 
     #[test]

@@ -80,7 +80,10 @@ pub(crate) enum Step<T> {
     Done(T),
     /// Try again once the clock moves; give up with `timeout` once the clock has moved
     /// `limit_ms` past the first wait.
-    Wait { limit_ms: u64, timeout: Error },
+    Wait {
+        limit_ms: u64,
+        timeout: Error,
+    },
     Fail(Error),
 }
 
@@ -132,7 +135,11 @@ impl Engine {
     pub fn tick(&self, ms: u64) -> Result<u64, Error> {
         let since = ms.wrapping_sub(self.epoch_ms);
         // One predictable branch keeps the division off the path of 1 ms layouts.
-        let tick = if self.unit_ms == 1 { since } else { since / self.unit_ms };
+        let tick = if self.unit_ms == 1 {
+            since
+        } else {
+            since / self.unit_ms
+        };
         if ms < self.epoch_ms || tick > self.max_tick {
             return Err(Error::Time(self.layout.time_error(ms)));
         }
@@ -183,7 +190,10 @@ impl Engine {
             Policy::Borrow { max_ahead_ms } => {
                 let ahead_ms = (next_tick - now) * self.unit_ms;
                 if ahead_ms > u64::from(max_ahead_ms) {
-                    Step::Fail(Error::TooFarAhead { ahead_ms, limit_ms: u64::from(max_ahead_ms) })
+                    Step::Fail(Error::TooFarAhead {
+                        ahead_ms,
+                        limit_ms: u64::from(max_ahead_ms),
+                    })
                 } else if next_tick > self.max_tick {
                     Step::Fail(self.exhausted())
                 } else {
@@ -192,14 +202,22 @@ impl Engine {
             }
             _ if last_tick == now => Step::Wait {
                 limit_ms: self.unit_ms,
-                timeout: Error::ClockStalled { at_ms: self.layout.tick_start_ms(now) },
+                timeout: Error::ClockStalled {
+                    at_ms: self.layout.tick_start_ms(now),
+                },
             },
             Policy::Wait { max_wait_ms } => {
-                let timeout = Error::ClockBackwards { by_ms, limit_ms: u64::from(max_wait_ms) };
+                let timeout = Error::ClockBackwards {
+                    by_ms,
+                    limit_ms: u64::from(max_wait_ms),
+                };
                 if by_ms > u64::from(max_wait_ms) {
                     Step::Fail(timeout)
                 } else {
-                    Step::Wait { limit_ms: u64::from(max_wait_ms), timeout }
+                    Step::Wait {
+                        limit_ms: u64::from(max_wait_ms),
+                        timeout,
+                    }
                 }
             }
             Policy::SwitchNode => Step::Fail(Error::SwitchNode { by_ms }),

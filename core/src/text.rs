@@ -172,7 +172,10 @@ pub fn to_decimal(mut id: u64) -> IdText {
             break;
         }
     }
-    let mut out = IdText { buf: [0; 24], len: (20 - i) as u8 };
+    let mut out = IdText {
+        buf: [0; 24],
+        len: (20 - i) as u8,
+    };
     out.buf[..20 - i].copy_from_slice(&digits[i..]);
     out
 }
@@ -203,7 +206,10 @@ pub fn to_base32(id: u64) -> IdText {
 /// assert_eq!(snowdrift::text::to_base62(61).as_str(), "0000000000z");
 /// ```
 pub fn to_base62(id: u64) -> IdText {
-    let mut out = IdText { buf: [b'0'; 24], len: 11 };
+    let mut out = IdText {
+        buf: [b'0'; 24],
+        len: 11,
+    };
     let mut rest = id;
     for i in (0..11).rev() {
         out.buf[i] = BASE62[(rest % 62) as usize];
@@ -213,7 +219,10 @@ pub fn to_base62(id: u64) -> IdText {
 }
 
 pub(crate) fn fixed<const N: usize>(digit: impl Fn(usize) -> u8) -> IdText {
-    let mut out = IdText { buf: [0; 24], len: N as u8 };
+    let mut out = IdText {
+        buf: [0; 24],
+        len: N as u8,
+    };
     for i in 0..N {
         out.buf[i] = digit(i);
     }
@@ -246,7 +255,10 @@ pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
         if d > 9 {
             return Err(invalid(text, i));
         }
-        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(d))) {
+        value = match value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d)))
+        {
             Some(v) => v,
             None => return Err(err(ParseErrorKind::Overflow, i)),
         };
@@ -316,7 +328,10 @@ pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
         if d == INVALID {
             return Err(invalid(text, i));
         }
-        value = match value.checked_mul(62).and_then(|v| v.checked_add(u64::from(d))) {
+        value = match value
+            .checked_mul(62)
+            .and_then(|v| v.checked_add(u64::from(d)))
+        {
             Some(v) => v,
             None => return Err(err(ParseErrorKind::Overflow, i)),
         };
@@ -330,7 +345,13 @@ pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
     }
     if text.len() != n {
         let chars = text.chars().count();
-        return Err(err(ParseErrorKind::WrongLength { expected: n, found: chars }, 0));
+        return Err(err(
+            ParseErrorKind::WrongLength {
+                expected: n,
+                found: chars,
+            },
+            0,
+        ));
     }
     Ok(text.as_bytes())
 }
@@ -341,7 +362,19 @@ mod tests {
 
     #[test]
     fn every_form_round_trips_the_edges() {
-        for id in [0, 1, 31, 32, 61, 62, 1 << 32, (1 << 63) - 1, 1 << 63, u64::MAX - 1, u64::MAX] {
+        for id in [
+            0,
+            1,
+            31,
+            32,
+            61,
+            62,
+            1 << 32,
+            (1 << 63) - 1,
+            1 << 63,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
             for form in Format::ALL {
                 assert_eq!(parse(&format(id, form), form), Ok(id), "{id} as {form:?}");
             }
@@ -350,10 +383,23 @@ mod tests {
 
     #[test]
     fn fixed_width_forms_sort_like_the_number() {
-        let ids = [0u64, 1, 61, 62, 63, 1 << 40, (1 << 40) + 1, u64::MAX / 3, u64::MAX];
+        let ids = [
+            0u64,
+            1,
+            61,
+            62,
+            63,
+            1 << 40,
+            (1 << 40) + 1,
+            u64::MAX / 3,
+            u64::MAX,
+        ];
         for form in [Format::Hex, Format::Base32, Format::Base62] {
             for w in ids.windows(2) {
-                assert!(format(w[0], form).as_str() < format(w[1], form).as_str(), "{form:?}");
+                assert!(
+                    format(w[0], form).as_str() < format(w[1], form).as_str(),
+                    "{form:?}"
+                );
             }
         }
     }

@@ -1,1 +1,44 @@
-fn main() {}
+//! snowdrift's build, test, demo and benchmark driver: `cargo xtask <command>`.
+
+mod demo;
+mod test;
+mod util;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  demo      generate IDs under each clock policy, decode them, print text forms
+  test      install what is missing, then run every test suite
+  bench     run the benchmarks against peer crates and print the tables
+  vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("demo") => demo::run(),
+        Some("test") => test::run(&args[1..]),
+        Some("bench") => util::cargo(&[
+            "bench",
+            "-p",
+            "snowdrift",
+            "--features",
+            "atomic",
+            "--bench",
+            "compare",
+        ]),
+        Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

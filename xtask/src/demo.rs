@@ -1,0 +1,3 @@
+pub fn run() -> crate::util::Result {
+    Ok(())
+}

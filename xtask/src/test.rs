@@ -1,0 +1,125 @@
+//! `cargo xtask test`: every suite, after installing what is missing.
+
+use crate::util::{self, cargo, ensure_targets, root, run_in, Result};
+
+/// Targets the no_std builds (and later the wasm and firmware suites) need.
+pub const TARGETS: &[&str] = &[
+    "wasm32-unknown-unknown",
+    "thumbv6m-none-eabi",
+    "thumbv7m-none-eabi",
+    "thumbv7em-none-eabihf",
+    "riscv32imc-unknown-none-elf",
+];
+
+pub fn run(args: &[String]) -> Result {
+    let only = args.first().map(String::as_str);
+    let suites: &[(&str, fn() -> Result)] = &[
+        ("setup", setup),
+        ("lint", lint),
+        ("core", core_tests),
+        ("vectors", vectors),
+        ("loom", loom),
+        ("stress", stress),
+        ("no_std", no_std),
+    ];
+    for (name, suite) in suites {
+        if only.is_some_and(|o| o != *name) && *name != "setup" {
+            continue;
+        }
+        eprintln!("\n== {name} ==");
+        suite().map_err(|e| format!("suite {name}: {e}"))?;
+    }
+    eprintln!("\nall suites passed");
+    Ok(())
+}
+
+fn setup() -> Result {
+    ensure_targets(TARGETS)?;
+    util::run("rustup", &["component", "add", "rustfmt", "clippy"])
+}
+
+fn lint() -> Result {
+    cargo(&["fmt", "--all", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ])
+}
+
+fn core_tests() -> Result {
+    cargo(&["test", "-p", "snowdrift", "--all-features"])?;
+    // The crate must also work without std.
+    cargo(&["test", "-p", "snowdrift", "--no-default-features", "--lib"])
+}
+
+fn vectors() -> Result {
+    // The vectors come from an independent Python implementation; check they are current.
+    util::run("python3", &["tests/vectors/generate.py", "--check"])
+}
+
+fn loom() -> Result {
+    run_in(
+        &root(),
+        &crate::util::cargo_bin(),
+        &[
+            "test",
+            "-p",
+            "snowdrift",
+            "--features",
+            "atomic",
+            "--release",
+            "--test",
+            "loom",
+            "--target-dir",
+            "target/loom",
+        ],
+        &[("RUSTFLAGS", "--cfg loom"), ("LOOM_MAX_PREEMPTIONS", "3")],
+    )
+}
+
+fn stress() -> Result {
+    cargo(&[
+        "test",
+        "-p",
+        "snowdrift",
+        "--features",
+        "atomic",
+        "--release",
+        "--test",
+        "stress",
+        "--",
+        "--include-ignored",
+    ])
+}
+
+fn no_std() -> Result {
+    for target in [
+        "thumbv6m-none-eabi",
+        "riscv32imc-unknown-none-elf",
+        "wasm32-unknown-unknown",
+    ] {
+        cargo(&[
+            "build",
+            "-p",
+            "snowdrift",
+            "--no-default-features",
+            "--target",
+            target,
+        ])?;
+    }
+    cargo(&[
+        "build",
+        "-p",
+        "snowdrift",
+        "--no-default-features",
+        "--features",
+        "atomic",
+        "--target",
+        "thumbv7em-none-eabihf",
+    ])
+}

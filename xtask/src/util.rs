@@ -1,0 +1,106 @@
+//! Running commands and installing what the suites need, skipping what is there.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// The workspace root (xtask runs from anywhere inside it).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+/// Runs a command in the workspace root, failing on a non-zero exit.
+pub fn run(program: &str, args: &[&str]) -> Result {
+    run_in(&root(), program, args, &[])
+}
+
+/// Runs a command in `dir` with extra environment variables.
+pub fn run_in(dir: &std::path::Path, program: &str, args: &[&str], env: &[(&str, &str)]) -> Result {
+    eprintln!("$ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .status()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
+}
+
+/// Runs cargo (the one running xtask) in the workspace root.
+pub fn cargo(args: &[&str]) -> Result {
+    run(&cargo_bin(), args)
+}
+
+pub fn cargo_bin() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// The output of a command, if it ran and succeeded.
+pub fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Adds the rustup targets that are not installed yet.
+pub fn ensure_targets(targets: &[&str]) -> Result {
+    let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
+    let missing: Vec<&str> = targets
+        .iter()
+        .copied()
+        .filter(|t| !installed.lines().any(|l| l.trim() == *t))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut args = vec!["target", "add"];
+    args.extend(&missing);
+    run("rustup", &args)
+}
+
+/// Installs Debian packages whose `probe` command is missing (one `apt-get update` first).
+pub fn ensure_apt(packages: &[(&str, &str)]) -> Result {
+    let missing: Vec<&str> = packages
+        .iter()
+        .filter(|(_, probe)| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {probe}")])
+                .output()
+                .map(|o| !o.status.success())
+                .unwrap_or(true)
+        })
+        .map(|(pkg, _)| *pkg)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let sudo = if output("id", &["-u"])
+        .map(|u| u.trim() == "0")
+        .unwrap_or(false)
+    {
+        vec![]
+    } else {
+        vec!["sudo"]
+    };
+    let mut update: Vec<&str> = sudo.clone();
+    update.extend(["apt-get", "update", "-q"]);
+    run(update[0], &update[1..])?;
+    let mut install = sudo;
+    install.extend(["apt-get", "install", "-y", "-q", "--no-install-recommends"]);
+    install.extend(&missing);
+    run_in(
+        &root(),
+        install[0],
+        &install[1..],
+        &[("DEBIAN_FRONTEND", "noninteractive")],
+    )
+}
