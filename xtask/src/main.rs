@@ -1,5 +1,6 @@
 //! snowdrift's build, test, demo and benchmark driver: `cargo xtask <command>`.
 
+mod bench;
 mod demo;
 mod test;
 mod util;
