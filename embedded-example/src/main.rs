@@ -1,0 +1,219 @@
+//! Firmware that stamps records with snowdrift IDs, from the main loop and from a timer
+//! interrupt at the same time, with time from SysTick and restart safety through a
+//! persisted reservation. Runs under QEMU: see README.md.
+//!
+//! Output, one line each: `boot <k> target=<triple>`, then `record <n> src=<main|isr>
+//! id=<decimal id>` in the order the IDs were issued, then `done <count>`; exit code 0
+//! through semihosting. A panic, a HardFault or an ID error exits with 1.
+
+#![no_std]
+#![no_main]
+
+mod board;
+mod host;
+mod log;
+mod stamp;
+mod store;
+
+use core::fmt::Write;
+use cortex_m_rt::{entry, exception, ExceptionFrame};
+use panic_semihosting as _;
+use portable_atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use log::Src;
+use store::State;
+
+/// Records per run.
+const RECORDS: u32 = 200;
+/// The timer interrupt stamps one record per period.
+const ISR_PERIOD_US: u32 = 2_000;
+/// The main loop stamps a record about this often (emulated time).
+const MAIN_PERIOD_US: u32 = 1_000;
+/// The reservation runs this far ahead of the newest ID: one state write per half of it.
+const MARGIN_MS: u64 = 100;
+/// An ID is issued only this far below the reservation: covers the time between the check
+/// and the generator's clock reading, and one borrowed tick.
+const GUARD_MS: u64 = 2;
+
+const TARGET: &str = env!("FIRMWARE_TARGET");
+
+/// IDs up to this Unix millisecond may be issued: it is persisted before it is raised.
+static RESERVED_MS: AtomicU64 = AtomicU64::new(0);
+/// The time of the newest ID issued (or the earliest the next one can have).
+static NEWEST_MS: AtomicU64 = AtomicU64::new(0);
+/// Timer interrupts taken.
+static TICKS: AtomicU32 = AtomicU32::new(0);
+/// Set by the interrupt handler when the generator fails; the main loop reports it.
+static ISR_FAILED: AtomicU32 = AtomicU32::new(0);
+/// Main-loop IDs dropped because an interrupt issued one while theirs was in flight.
+static CONTENDED: AtomicU32 = AtomicU32::new(0);
+
+#[entry]
+fn main() -> ! {
+    let mut console = host::Console::open();
+    let mut core = match cortex_m::Peripherals::take() {
+        Some(p) => p,
+        None => host::exit(false),
+    };
+
+    let boot_ms = store::boot_epoch_ms();
+    let mut state = State::load();
+    state.boots += 1;
+    let _ = writeln!(console, "boot {} target={TARGET}", state.boots);
+
+    // The counter reads zero from here on: that instant is `boot_ms`.
+    let first_ms = stamp::start(boot_ms, state.reserved_ms).unwrap_or_else(|e| fail(&e));
+    NEWEST_MS.store(first_ms, Relaxed);
+    board::start_counter(&mut core.SYST);
+    reserve(&mut state, true);
+
+    board::start_periodic(ISR_PERIOD_US);
+    board::unmask_periodic();
+
+    let pace = (u64::from(MAIN_PERIOD_US) * board::COUNTER_HZ / 1_000_000) as u32;
+    while log::issued() < RECORDS {
+        board::wait_counts(pace);
+        if ISR_FAILED.load(Relaxed) != 0 {
+            fail(&"the timer interrupt could not get an ID");
+        }
+        reserve(&mut state, false);
+        stamp_from_main();
+        while let Some(rec) = log::pop() {
+            print(&mut console, &rec);
+        }
+    }
+    board::mask_periodic();
+    board::stop_periodic();
+    while let Some(rec) = log::pop() {
+        print(&mut console, &rec);
+    }
+    let _ = writeln!(console, "done {}", log::issued());
+    host::exit(true)
+}
+
+fn print(console: &mut host::Console, rec: &log::Record) {
+    let src = match rec.src {
+        Src::Main => "main",
+        Src::Isr => "isr",
+    };
+    let _ = writeln!(console, "record {} src={src} id={}", rec.n, rec.id);
+}
+
+/// Raises the persisted reservation when IDs come within half the margin of it. The
+/// state is written *before* the new limit is published, so no ID is ever issued above
+/// what a reboot will resume after.
+fn reserve(state: &mut State, force: bool) {
+    let horizon = stamp::now_ms().max(NEWEST_MS.load(Relaxed));
+    if !force && horizon + MARGIN_MS / 2 <= RESERVED_MS.load(Relaxed) {
+        return;
+    }
+    state.reserved_ms = state.reserved_ms.max(horizon + MARGIN_MS);
+    if !state.save() {
+        fail(&"cannot write snowdrift.state");
+    }
+    RESERVED_MS.store(state.reserved_ms, Relaxed);
+}
+
+/// Whether an ID taken now stays within the persisted reservation.
+fn within_reservation() -> bool {
+    let horizon = stamp::now_ms().max(NEWEST_MS.load(Relaxed));
+    horizon + GUARD_MS <= RESERVED_MS.load(Relaxed)
+}
+
+fn note_issued(id: u64) {
+    match stamp::time_of(id) {
+        Ok(ms) => {
+            NEWEST_MS.fetch_max(ms, Relaxed);
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// One record from the main loop. The ID is taken with interrupts enabled, so the timer
+/// interrupt may preempt the generator mid-call and take its own ID. The record goes into
+/// the log only if no interrupt ran between taking the ID and logging it: otherwise which
+/// of the two IDs was issued first cannot be told from here, and the log must be in issue
+/// order. A dropped ID is simply never used (IDs may have gaps; none is ever reissued).
+fn stamp_from_main() {
+    loop {
+        if !within_reservation() {
+            return; // the next pass writes the reservation first
+        }
+        let ticks = TICKS.load(Relaxed);
+        let id = stamp::next().unwrap_or_else(|e| fail(&e));
+        let logged = critical_section::with(|cs| {
+            if TICKS.load(Relaxed) != ticks || !log::has_room(cs) {
+                return false;
+            }
+            log::push(cs, Src::Main, id);
+            true
+        });
+        if logged {
+            note_issued(id);
+            return;
+        }
+        if log::issued() >= RECORDS {
+            return;
+        }
+        CONTENDED.fetch_add(1, Relaxed);
+    }
+}
+
+/// The periodic timer interrupt: one record per period, never waiting.
+fn on_timer() {
+    board::ack_periodic();
+    TICKS.fetch_add(1, Relaxed);
+    critical_section::with(|cs| {
+        if !log::has_room(cs) || !within_reservation() {
+            return;
+        }
+        match stamp::try_next() {
+            Ok(id) => {
+                log::push(cs, Src::Isr, id);
+                note_issued(id);
+            }
+            Err(_) => ISR_FAILED.store(1, Relaxed),
+        }
+    });
+}
+
+fn fail(e: &dyn core::fmt::Display) -> ! {
+    let mut console = host::Console::open();
+    let _ = writeln!(console, "error: {e}");
+    host::exit(false)
+}
+
+extern "C" fn timer_handler() {
+    on_timer();
+}
+
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    let mut console = host::Console::open();
+    let _ = writeln!(console, "HardFault at pc={:#010x}", frame.pc());
+    host::exit(false)
+}
+
+/// The device's interrupt vectors, up to the periodic timer's (cortex-m-rt `device`).
+#[link_section = ".vector_table.interrupts"]
+#[no_mangle]
+#[used]
+pub static __INTERRUPTS: [Vector; board::VECTORS] = {
+    let mut v = [Vector {
+        handler: DefaultHandler,
+    }; board::VECTORS];
+    v[board::TIMER_IRQ as usize] = Vector {
+        handler: timer_handler,
+    };
+    v
+};
+
+#[derive(Clone, Copy)]
+pub union Vector {
+    handler: unsafe extern "C" fn(),
+    _reserved: usize,
+}
+
+extern "C" {
+    fn DefaultHandler();
+}
