@@ -9,11 +9,13 @@ pub use without_core::*;
 
 /// The node id, set when building: `SNOWDRIFT_NODE=37 cargo build --release`. A value that
 /// does not fit the layout is a compile-time error.
+#[cfg_attr(not(feature = "ids"), allow(dead_code))]
 pub const NODE: u64 = match option_env!("SNOWDRIFT_NODE") {
     Some(text) => parse_node(text.as_bytes()),
     None => 1,
 };
 
+#[cfg_attr(not(feature = "ids"), allow(dead_code))]
 const fn parse_node(text: &[u8]) -> u64 {
     assert!(!text.is_empty(), "SNOWDRIFT_NODE is empty");
     let mut n = 0u64;
@@ -75,16 +77,34 @@ mod with_core {
         CLOCK.now_ms()
     }
 
-    /// The next ID (the main loop).
-    #[inline]
-    pub fn next() -> Result<u64, Error> {
-        IDS.next()
-    }
-
-    /// The next ID without waiting (interrupt handlers never wait).
+    /// The next ID without waiting (neither the main loop nor the interrupt handler
+    /// waits; under the borrow policy nothing ever has to).
     #[inline]
     pub fn try_next() -> Result<u64, Error> {
         IDS.try_next()
+    }
+
+    pub fn would_block(e: &Error) -> bool {
+        matches!(e, Error::WouldBlock)
+    }
+
+    /// What went wrong: the core's message (`error-messages`, the default), or just its
+    /// kind, which keeps the message texts and their formatting out of flash.
+    #[cfg(feature = "error-messages")]
+    pub fn describe(e: &Error) -> &Error {
+        e
+    }
+
+    #[cfg(not(feature = "error-messages"))]
+    pub fn describe(e: &Error) -> &'static str {
+        match e {
+            Error::ClockBackwards { .. } => "clock moved backwards",
+            Error::TooFarAhead { .. } => "IDs too far ahead of the clock",
+            Error::Time(_) => "clock outside the layout's time range",
+            Error::Range(_) => "value out of range",
+            Error::WouldBlock => "would block",
+            _ => "ID generator error",
+        }
     }
 
     /// The time of an ID, and whether it is ours.
@@ -107,7 +127,7 @@ mod without_core {
     static BOOT_MS: AtomicU64 = AtomicU64::new(0);
     static NEXT: AtomicU64 = AtomicU64::new(1);
 
-    pub type StampError = &'static str;
+    type StampError = &'static str;
 
     pub fn start(boot_ms: u64, resume_after_ms: u64) -> Result<u64, StampError> {
         BOOT_MS.store(boot_ms, Relaxed);
@@ -120,12 +140,16 @@ mod without_core {
         BOOT_MS.load(Relaxed) + u64::from(ms)
     }
 
-    pub fn next() -> Result<u64, StampError> {
+    pub fn try_next() -> Result<u64, StampError> {
         Ok(NEXT.fetch_add(1, Relaxed))
     }
 
-    pub fn try_next() -> Result<u64, StampError> {
-        next()
+    pub fn would_block(_: &StampError) -> bool {
+        false
+    }
+
+    pub fn describe(e: &StampError) -> &'static str {
+        e
     }
 
     pub fn time_of(_id: u64) -> Result<u64, StampError> {
