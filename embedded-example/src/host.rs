@@ -1,9 +1,14 @@
-//! The host, through Arm semihosting: the console, files in QEMU's working directory
+//! The host, through semihosting (Arm's, or RISC-V's which copies it): the console, files in QEMU's working directory
 //! (standing in for flash and for a provisioning file), the host clock, and the exit code.
 //!
 //! Every call here traps into the debugger or QEMU; none is made from an interrupt handler.
 
-use cortex_m_semihosting::{debug, hio, nr, syscall};
+#[cfg(target_arch = "arm")]
+use cortex_m_semihosting as semihosting;
+#[cfg(target_arch = "riscv32")]
+use riscv_semihosting as semihosting;
+
+use semihosting::{debug, hio, nr, syscall};
 
 /// The console (semihosting stdout).
 pub struct Console(hio::HostStream);
@@ -34,7 +39,7 @@ pub fn exit(ok: bool) -> ! {
     });
     // Not under a debugger or QEMU: nowhere to go.
     loop {
-        cortex_m::asm::wfi();
+        crate::board::idle();
     }
 }
 

@@ -16,8 +16,6 @@ mod stamp;
 mod store;
 
 use core::fmt::Write;
-use cortex_m_rt::{entry, exception, ExceptionFrame};
-use panic_semihosting as _;
 use portable_atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use log::Src;
@@ -48,13 +46,10 @@ static ISR_FAILED: AtomicU32 = AtomicU32::new(0);
 /// Main-loop IDs dropped because an interrupt issued one while theirs was in flight.
 static CONTENDED: AtomicU32 = AtomicU32::new(0);
 
-#[entry]
+#[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
+#[cfg_attr(target_arch = "riscv32", riscv_rt::entry)]
 fn main() -> ! {
     let mut console = host::Console::open();
-    let mut core = match cortex_m::Peripherals::take() {
-        Some(p) => p,
-        None => host::exit(false),
-    };
 
     let boot_ms = store::boot_epoch_ms();
     let mut state = State::load();
@@ -65,7 +60,7 @@ fn main() -> ! {
     let first_ms =
         stamp::start(boot_ms, state.reserved_ms).unwrap_or_else(|e| fail(&stamp::describe(&e)));
     NEWEST_MS.store(first_ms, Relaxed);
-    board::start_counter(&mut core.SYST);
+    board::start_counter();
     reserve(&mut state, true);
 
     board::start_periodic(ISR_PERIOD_US);
@@ -167,7 +162,7 @@ fn stamp_from_main() {
 }
 
 /// The periodic timer interrupt: one record per period, never waiting.
-fn on_timer() {
+pub fn on_timer() {
     board::ack_periodic();
     TICKS.fetch_add(1, Relaxed);
     critical_section::with(|cs| {
@@ -189,39 +184,4 @@ fn fail(e: &dyn core::fmt::Display) -> ! {
     let mut console = host::Console::open();
     let _ = writeln!(console, "error: {e}");
     host::exit(false)
-}
-
-extern "C" fn timer_handler() {
-    on_timer();
-}
-
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    let mut console = host::Console::open();
-    let _ = writeln!(console, "HardFault at pc={:#010x}", frame.pc());
-    host::exit(false)
-}
-
-/// The device's interrupt vectors, up to the periodic timer's (cortex-m-rt `device`).
-#[link_section = ".vector_table.interrupts"]
-#[no_mangle]
-#[used]
-pub static __INTERRUPTS: [Vector; board::VECTORS] = {
-    let mut v = [Vector {
-        handler: DefaultHandler,
-    }; board::VECTORS];
-    v[board::TIMER_IRQ as usize] = Vector {
-        handler: timer_handler,
-    };
-    v
-};
-
-#[derive(Clone, Copy)]
-pub union Vector {
-    handler: unsafe extern "C" fn(),
-    _reserved: usize,
-}
-
-extern "C" {
-    fn DefaultHandler();
 }

@@ -8,8 +8,8 @@ use super::write;
 pub const COUNTER_HZ: u64 = 12_500_000;
 
 /// Timer 0A's interrupt number, and the length of the vector table that reaches it.
-pub const TIMER_IRQ: u16 = 19;
-pub const VECTORS: usize = 20;
+pub(super) const TIMER_IRQ: u16 = 19;
+pub(super) const VECTORS: usize = 20;
 
 const SYSCTL_RCGC1: usize = 0x400F_E104;
 const TIMER0: usize = 0x4003_0000;

@@ -7,8 +7,8 @@ use super::write;
 pub const COUNTER_HZ: u64 = 16_000_000;
 
 /// TIMER0's interrupt number, and the length of the vector table that reaches it.
-pub const TIMER_IRQ: u16 = 8;
-pub const VECTORS: usize = 9;
+pub(super) const TIMER_IRQ: u16 = 8;
+pub(super) const VECTORS: usize = 9;
 
 const TIMER0: usize = 0x4000_8000;
 const TASKS_START: usize = TIMER0;
