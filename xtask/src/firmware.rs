@@ -311,8 +311,31 @@ fn sizes(elf: &Path) -> Result<[u64; 3]> {
     Ok([cols[0], cols[1], cols[2]])
 }
 
+/// Code and data symbols of an ELF with their sizes (`arm-none-eabi-nm`), keyed by
+/// (section letter, demangled name).
+fn symbols(elf: &Path) -> Result<std::collections::BTreeMap<(char, String), u64>> {
+    let out = util::output("arm-none-eabi-nm", &["-S", "-C", &elf.to_string_lossy()])
+        .ok_or("arm-none-eabi-nm failed")?;
+    let mut map = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        let mut cols = line.splitn(4, ' ');
+        let (Some(_addr), Some(size), Some(kind), Some(name)) =
+            (cols.next(), cols.next(), cols.next(), cols.next())
+        else {
+            continue;
+        };
+        let (Ok(size), Some(kind)) = (u64::from_str_radix(size, 16), kind.chars().next()) else {
+            continue;
+        };
+        *map.entry((kind.to_ascii_lowercase(), name.to_string()))
+            .or_insert(0) += size;
+    }
+    Ok(map)
+}
+
 /// Builds the firmware with and without the core on both Cortex-M targets and prints what
-/// the core adds.
+/// the core adds, then where it goes: the functions that grew and the RAM the core's
+/// statics take.
 fn size() -> Result {
     let variants: [(&str, &[&str]); 3] = [
         ("without snowdrift", &["--no-default-features"]),
@@ -325,9 +348,13 @@ fn size() -> Result {
     let mut table = String::from(
         "| target | firmware | .text | .data | .bss | core adds: flash (.text + .data) | core adds: RAM (.data + .bss) |\n|---|---|---:|---:|---:|---:|---:|\n",
     );
+    let mut details = String::new();
     for board in BOARDS {
         let mut base = None;
+        let mut elves = Vec::new();
         for (name, flags) in variants {
+            // A target dir of its own, so the size builds never disturb the test builds.
+            let target_dir = format!("target/size-{}", elves.len());
             let mut args = vec![
                 "build",
                 "--release",
@@ -335,12 +362,12 @@ fn size() -> Result {
                 "--target",
                 board.target,
                 "--target-dir",
-                "target/size",
+                &target_dir,
             ];
             args.extend_from_slice(flags);
             run_in(&firmware_dir(), &cargo_bin(), &args, &[])?;
             let elf = firmware_dir()
-                .join("target/size")
+                .join(&target_dir)
                 .join(board.target)
                 .join("release/snowdrift-firmware");
             let [text, data, bss] = sizes(&elf)?;
@@ -352,9 +379,33 @@ fn size() -> Result {
                 "| {} | {name} | {text} | {data} | {bss} | {flash:+} | {ram:+} |",
                 board.target
             );
+            elves.push(elf);
+        }
+        let without = symbols(&elves[0])?;
+        for (elf, (name, _)) in elves.iter().zip(variants).skip(1) {
+            let with = symbols(elf)?;
+            let _ = writeln!(
+                details,
+                "{} {name}: symbols that grew (bytes; LTO inlines most of the core into its callers)",
+                board.target
+            );
+            let mut grew: Vec<(i64, &(char, String))> = with
+                .iter()
+                .map(|(k, &v)| (v as i64 - without.get(k).copied().unwrap_or(0) as i64, k))
+                .filter(|(d, (kind, _))| *d != 0 && matches!(kind, 't' | 'd' | 'b'))
+                .collect();
+            grew.sort_by_key(|g| std::cmp::Reverse(g.0));
+            for (d, (kind, sym)) in grew {
+                let section = match kind {
+                    't' => ".text",
+                    'd' => ".data",
+                    _ => ".bss",
+                };
+                let _ = writeln!(details, "  {d:+6} {section:<5} {sym}");
+            }
         }
     }
-    println!("\n{table}");
+    println!("\n{table}\n{details}");
     Ok(())
 }
 
