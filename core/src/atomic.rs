@@ -17,7 +17,10 @@ use crate::policy::{Engine, Policy, Step};
 ///
 /// On targets without native 64-bit atomics (Cortex-M0, RISC-V `imc`) it uses
 /// `portable-atomic`; the *firmware* then enables portable-atomic's `critical-section`
-/// feature (or `unsafe-assume-single-core`), never this library.
+/// feature (or `unsafe-assume-single-core`), never this library. On Cortex-M3/M4/M7 (32-bit
+/// atomics only) `critical-section` has no effect and portable-atomic's default is a spin
+/// lock, which deadlocks if an interrupt handler calls the generator while the code it
+/// preempted holds the lock: single-core firmware enables `unsafe-assume-single-core`.
 ///
 /// Supports every [`Policy`] except [`Policy::History`] (a ring does not fit one word).
 /// After [`Error::SwitchNode`], build a new generator with the new node id.
