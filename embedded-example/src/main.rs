@@ -2,6 +2,9 @@
 //! interrupt at the same time, with time from SysTick and restart safety through a
 //! persisted reservation. Runs under QEMU: see README.md.
 //!
+//! At the end it writes `snowdrift.stats`: `contended=<k>`, how many times the timer
+//! interrupt took an ID while a main-loop call was in flight.
+//!
 //! Output, one line each: `boot <k> target=<triple>`, then `record <n> src=<main|isr>
 //! id=<decimal id>` in the order the IDs were issued, then `done <count>`; exit code 0
 //! through semihosting. A panic, a HardFault or an ID error exits with 1.
@@ -22,7 +25,7 @@ use log::Src;
 use store::State;
 
 /// Records per run.
-const RECORDS: u32 = 200;
+const RECORDS: u32 = 240;
 /// The timer interrupt stamps one record per period.
 const ISR_PERIOD_US: u32 = 2_000;
 /// The main loop stamps a record about this often (emulated time).
@@ -41,6 +44,10 @@ static RESERVED_MS: AtomicU64 = AtomicU64::new(0);
 static NEWEST_MS: AtomicU64 = AtomicU64::new(0);
 /// Timer interrupts taken.
 static TICKS: AtomicU32 = AtomicU32::new(0);
+/// The counter's reading when the timer interrupt last ran, and the counts between its
+/// last two runs.
+static ISR_AT: AtomicU32 = AtomicU32::new(0);
+static ISR_EVERY: AtomicU32 = AtomicU32::new(0);
 /// Set by the interrupt handler when the generator fails; the main loop reports it.
 static ISR_FAILED: AtomicU32 = AtomicU32::new(0);
 /// Main-loop IDs dropped because an interrupt issued one while theirs was in flight.
@@ -67,6 +74,7 @@ fn main() -> ! {
     board::unmask_periodic();
 
     let pace = (u64::from(MAIN_PERIOD_US) * board::COUNTER_HZ / 1_000_000) as u32;
+    let mut round = 0u32;
     while log::issued() < RECORDS {
         board::wait_counts(pace);
         if ISR_FAILED.load(Relaxed) != 0 {
@@ -74,6 +82,16 @@ fn main() -> ! {
         }
         reserve(&mut state, false);
         stamp_from_main();
+        // Every third round, one more record timed to start a little before the timer
+        // fires, so that the interrupt lands while this call is in flight. How long the
+        // call takes differs by core (no divide instruction on the M0), so the lead sweeps
+        // from 1 to 48 counts.
+        round += 1;
+        if round % 3 == 0 {
+            const LEADS: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48];
+            wait_until_just_before_interrupt(LEADS[(round / 3) as usize % LEADS.len()]);
+            stamp_from_main();
+        }
         while let Some(rec) = log::pop() {
             print(&mut console, &rec);
         }
@@ -84,7 +102,24 @@ fn main() -> ! {
         print(&mut console, &rec);
     }
     let _ = writeln!(console, "done {}", log::issued());
+    let mut stats = heapless::String::<32>::new();
+    let _ = writeln!(stats, "contended={}", CONTENDED.load(Relaxed));
+    host::write_file(b"snowdrift.stats\0", stats.as_bytes());
     host::exit(true)
+}
+
+/// Spins until `lead` counter counts before the timer's next interrupt is due, going by
+/// its last period (at most one period).
+fn wait_until_just_before_interrupt(lead: u32) {
+    let mask = (1u64 << board::COUNTER_BITS) - 1;
+    let period = u64::from(ISR_EVERY.load(Relaxed));
+    let due = (u64::from(ISR_AT.load(Relaxed)) + period) & mask;
+    loop {
+        let left = due.wrapping_sub(board::counter()) & mask;
+        if left <= u64::from(lead) || left > mask / 2 {
+            return;
+        }
+    }
 }
 
 fn print(console: &mut host::Console, rec: &log::Record) {
@@ -164,6 +199,9 @@ fn stamp_from_main() {
 /// The periodic timer interrupt: one record per period, never waiting.
 pub fn on_timer() {
     board::ack_periodic();
+    let now = board::counter() as u32;
+    let mask = ((1u64 << board::COUNTER_BITS) - 1) as u32;
+    ISR_EVERY.store(now.wrapping_sub(ISR_AT.swap(now, Relaxed)) & mask, Relaxed);
     TICKS.fetch_add(1, Relaxed);
     critical_section::with(|cs| {
         if !log::has_room(cs) || !within_reservation() {

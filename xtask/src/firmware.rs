@@ -69,6 +69,10 @@ pub fn run(args: &[String]) -> Result {
                 board.target, board.machine, board.node
             );
             print!("{}", describe(&out, epoch_ms));
+            println!(
+                "(the timer interrupt took an ID while a main-loop call was in flight {} times)",
+                read_contended(dir.path())?
+            );
         }
     }
     build_riscv()
@@ -271,6 +275,17 @@ pub fn describe(out: &Output, epoch_ms: u64) -> String {
     s
 }
 
+/// From the firmware's `snowdrift.stats`: how many times the timer interrupt took an ID
+/// while a main-loop call was in flight.
+pub fn read_contended(dir: &Path) -> Result<u64> {
+    let text = std::fs::read_to_string(dir.join("snowdrift.stats"))
+        .map_err(|e| format!("the firmware wrote no stats file: {e}"))?;
+    text.trim()
+        .strip_prefix("contended=")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("stats file is not `contended=<n>`: {text:?}"))
+}
+
 /// A directory for one board's flash and provisioning files, removed when dropped.
 pub struct TempDir(PathBuf);
 
@@ -458,6 +473,13 @@ mod tests {
         let first = boot_once(board, &elf, dir.path(), EPOCH_MS).unwrap();
         assert_eq!((first.boot, first.target.as_str()), (1, board.target));
         let times = check_ids(board, &first.records);
+        // The interrupt really ran inside main-loop generator calls (the firmware aims some
+        // calls at the timer's deadline), and every ID above stayed unique and ordered.
+        let contended = read_contended(dir.path()).unwrap();
+        assert!(
+            contended > 0,
+            "the interrupt never preempted a main-loop call"
+        );
         let (boots, reserved) = read_state(dir.path()).unwrap();
         assert_eq!(boots, 1);
         let newest = *times.iter().max().unwrap();
@@ -527,6 +549,7 @@ mod tests {
             first.records.len() + second.records.len(),
             "an ID repeats across boots"
         );
+        assert!(read_contended(dir.path()).unwrap() > 0);
         let (boots, reserved2) = read_state(dir.path()).unwrap();
         assert_eq!(boots, 2);
         assert!(reserved2 >= *times2.iter().max().unwrap());
