@@ -87,7 +87,7 @@ fn main() -> ! {
         // call takes differs by core (no divide instruction on the M0), so the lead sweeps
         // from 1 to 48 counts.
         round += 1;
-        if round % 3 == 0 {
+        if round.is_multiple_of(3) {
             const LEADS: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 48];
             wait_until_just_before_interrupt(LEADS[(round / 3) as usize % LEADS.len()]);
             stamp_from_main();
