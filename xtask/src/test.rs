@@ -130,11 +130,7 @@ fn firmware() -> Result {
     let dir = crate::firmware::firmware_dir();
     let cargo_path = crate::util::cargo_bin();
     run_in(&dir, &cargo_path, &["fmt", "--check"], &[])?;
-    for target in [
-        crate::firmware::CORTEX_M3.target,
-        crate::firmware::CORTEX_M0.target,
-        crate::firmware::RISCV,
-    ] {
+    for board in crate::firmware::BOARDS {
         run_in(
             &dir,
             &cargo_path,
@@ -143,7 +139,7 @@ fn firmware() -> Result {
                 "--release",
                 "--locked",
                 "--target",
-                target,
+                board.target,
                 "--",
                 "-D",
                 "warnings",
@@ -151,7 +147,6 @@ fn firmware() -> Result {
             &[],
         )?;
     }
-    crate::firmware::build_riscv()?;
     // Boots each firmware twice under QEMU and checks every ID it printed.
     cargo(&["test", "-p", "xtask", "--", "firmware::", "--nocapture"])
 }

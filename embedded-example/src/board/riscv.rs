@@ -1,8 +1,7 @@
-//! RISC-V (`riscv32imc`, no atomic instructions at all) on a QEMU `virt`-style machine:
-//! the CLINT's `mtime` (10 MHz) as the free-running counter, the machine timer interrupt
-//! (`mtimecmp`) as the periodic timer. Built by `cargo xtask firmware` to show the
-//! generator links there with portable-atomic's critical sections (implemented by the
-//! `riscv` crate for a single hart); not run by the tests.
+//! RISC-V (`riscv32imc`, no atomic instructions at all) on QEMU's `virt` machine: the
+//! CLINT's `mtime` (10 MHz) as the free-running counter, the machine timer interrupt
+//! (`mtimecmp`) as the periodic timer. The generator's 64-bit compare-and-swap comes from
+//! portable-atomic's critical sections, implemented by the `riscv` crate for one hart.
 
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use riscv::interrupt::Interrupt;
@@ -10,8 +9,9 @@ use riscv::register::{mie, mstatus};
 
 use super::{read, write};
 
-/// The low word of `mtime`, counted from [`start_counter`].
-pub const COUNTER_BITS: u32 = 32;
+/// `mtime` counted from [`start_counter`], cut to 20 bits like SysTick on the Cortex-M
+/// boards, so that a short run crosses wrap-arounds (every 105 ms). A board would use 32.
+pub const COUNTER_BITS: u32 = 20;
 /// QEMU `virt`'s CLINT timebase.
 pub const COUNTER_HZ: u64 = 10_000_000;
 
@@ -28,7 +28,7 @@ pub fn start_counter() {
 
 #[inline]
 pub fn counter() -> u64 {
-    u64::from(read(MTIME).wrapping_sub(START.load(Relaxed)))
+    u64::from(read(MTIME).wrapping_sub(START.load(Relaxed)) & ((1 << COUNTER_BITS) - 1))
 }
 
 fn mtime() -> u64 {
