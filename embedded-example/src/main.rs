@@ -172,14 +172,19 @@ fn stamp_from_main() {
         if !within_reservation() {
             return; // the next pass writes the reservation first
         }
+        if !critical_section::with(log::has_room) {
+            return; // the run is complete, or the ring waits to be printed
+        }
         let ticks = TICKS.load(Relaxed);
         let id = match stamp::try_next() {
             Ok(id) => id,
             Err(e) if stamp::would_block(&e) => return, // next pass
             Err(e) => fail(&stamp::describe(&e)),
         };
+        // Only the interrupt adds records, and it counts TICKS first: if TICKS has not
+        // moved, the room checked above is still there.
         let logged = critical_section::with(|cs| {
-            if TICKS.load(Relaxed) != ticks || !log::has_room(cs) {
+            if TICKS.load(Relaxed) != ticks {
                 return false;
             }
             log::push(cs, Src::Main, id);
@@ -187,9 +192,6 @@ fn stamp_from_main() {
         });
         if logged {
             note_issued(id);
-            return;
-        }
-        if log::issued() >= RECORDS {
             return;
         }
         CONTENDED.fetch_add(1, Relaxed);
