@@ -616,6 +616,30 @@ mod tests {
         check_board(RISCV);
     }
 
+    /// A board whose clock reads before the layout's epoch (an RTC reset to 1970) gets
+    /// no IDs: the firmware reports the core's error and exits with a failure code.
+    #[test]
+    fn firmware_reports_a_clock_outside_the_layout() {
+        {
+            let _one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+            setup().unwrap();
+        }
+        let board = CORTEX_M3;
+        let elf = build(board).unwrap();
+        let dir = TempDir::new("bad-clock").unwrap();
+        std::fs::write(dir.path().join("snowdrift.cfg"), "epoch_ms=1000000\n").unwrap();
+        let (ok, stdout, _) = qemu(board, &elf, dir.path()).unwrap();
+        assert!(!ok, "exited 0 with a clock in 1970:\n{stdout}");
+        let mut lines = stdout.lines();
+        assert_eq!(lines.next(), Some("boot 1 target=thumbv7m-none-eabi"));
+        let error = lines.next().unwrap_or_default();
+        assert!(
+            error.starts_with("error: time 10000") && error.contains("outside the layout's range"),
+            "unexpected report: {error:?}"
+        );
+        assert!(!stdout.contains("record "), "issued IDs:\n{stdout}");
+    }
+
     #[test]
     fn parse_rejects_malformed_output() {
         let ok = "boot 1 target=x\nrecord 0 src=main id=5\nrecord 1 src=isr id=6\ndone 2\n";
