@@ -184,6 +184,12 @@ pub enum Error {
         /// The reading that did not change, in Unix milliseconds.
         at_ms: u64,
     },
+    /// A call waited as long as its bound allows and no ID became free: the clock jumped
+    /// back and forth among ticks already used up.
+    Timeout {
+        /// The bound, in milliseconds of clock time.
+        limit_ms: u64,
+    },
     /// The policy cannot be used with this generator (for example
     /// [`Policy::History`](crate::Policy::History) with no history ring).
     Unsupported {
@@ -216,6 +222,9 @@ impl fmt::Display for Error {
                     f,
                     "clock stopped at {at_ms} ms while waiting for it to advance"
                 )
+            }
+            Error::Timeout { limit_ms } => {
+                write!(f, "no ID became free within the {limit_ms} ms wait bound")
             }
             Error::Unsupported { reason } => f.write_str(reason),
         }

@@ -202,8 +202,8 @@ impl Engine {
             }
             _ if last_tick == now => Step::Wait {
                 limit_ms: self.unit_ms,
-                timeout: Error::ClockStalled {
-                    at_ms: self.layout.tick_start_ms(now),
+                timeout: Error::Timeout {
+                    limit_ms: self.unit_ms,
                 },
             },
             Policy::Wait { max_wait_ms } => {
@@ -249,7 +249,8 @@ impl Engine {
             Step::Wait { .. } if !blocking => return Err(Error::WouldBlock),
             Step::Wait { limit_ms, .. } => limit_ms,
         };
-        let deadline = ms.saturating_add(limit_ms);
+        let first_ms = ms;
+        let mut deadline = ms.saturating_add(limit_ms);
         let mut same = 0u32;
         loop {
             clock.relax();
@@ -266,8 +267,13 @@ impl Engine {
             match attempt(self.tick(ms)?) {
                 Step::Done(v) => return Ok(v),
                 Step::Fail(e) => return Err(e),
-                Step::Wait { timeout, .. } if ms > deadline => return Err(timeout),
-                Step::Wait { .. } => {}
+                Step::Wait { limit_ms, timeout } => {
+                    // The longest limit met so far, counted from the call's first reading.
+                    deadline = deadline.max(first_ms.saturating_add(limit_ms));
+                    if ms > deadline {
+                        return Err(timeout);
+                    }
+                }
             }
         }
     }
