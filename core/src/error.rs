@@ -178,17 +178,12 @@ pub enum Error {
     Time(RangeError),
     /// A node, datacenter or worker id, or an ID, does not fit the layout.
     Range(RangeError),
-    /// The clock returned the same reading for too many reads in a row while a call was
-    /// waiting for it to move, so the call gave up instead of spinning forever.
+    /// The clock stopped moving forward (no reading above `at_ms` for a few million reads
+    /// in a row) while a call waited for it, so the call gave up instead of spinning
+    /// forever.
     ClockStalled {
-        /// The reading that did not change, in Unix milliseconds.
+        /// The newest reading, in Unix milliseconds.
         at_ms: u64,
-    },
-    /// A call waited as long as its bound allows and no ID became free: the clock jumped
-    /// back and forth among ticks already used up.
-    Timeout {
-        /// The bound, in milliseconds of clock time.
-        limit_ms: u64,
     },
     /// The policy cannot be used with this generator (for example
     /// [`Policy::History`](crate::Policy::History) with no history ring).
@@ -222,9 +217,6 @@ impl fmt::Display for Error {
                     f,
                     "clock stopped at {at_ms} ms while waiting for it to advance"
                 )
-            }
-            Error::Timeout { limit_ms } => {
-                write!(f, "no ID became free within the {limit_ms} ms wait bound")
             }
             Error::Unsupported { reason } => f.write_str(reason),
         }

@@ -307,6 +307,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
                 }
                 Step::Fail(e) => return Step::Fail(e),
                 Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
+                Step::NextTick => return Step::NextTick,
             };
             let len = engine.left_in_tick(slot).min(u64::from(n)) as u32;
             if H > 0 && *next > 0 && slot >> engine.seq_bits() != (*next - 1) >> engine.seq_bits() {
