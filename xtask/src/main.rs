@@ -20,15 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(),
         Some("test") => test::run(&args[1..]),
-        Some("bench") => util::cargo(&[
-            "bench",
-            "-p",
-            "snowdrift",
-            "--features",
-            "atomic",
-            "--bench",
-            "compare",
-        ]),
+        Some("bench") => bench::run(),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");
