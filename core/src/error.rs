@@ -105,6 +105,9 @@ pub enum LayoutError {
         /// Bits the fields take together.
         total: u32,
     },
+    /// Time and sequence take all 64 bits (no node bits): a generator's slot counter needs
+    /// one bit of room above them.
+    NoNodeRoom,
     /// The time unit is zero milliseconds.
     ZeroUnit,
     /// The epoch plus the time field's range passes the largest Unix millisecond value
@@ -124,6 +127,9 @@ impl fmt::Display for LayoutError {
                 write!(f, "the sequence field takes {bits} bits (max 32)")
             }
             LayoutError::TooWide { total } => write!(f, "the fields take {total} bits (max 64)"),
+            LayoutError::NoNodeRoom => {
+                f.write_str("time and sequence take 64 bits together (max 63)")
+            }
             LayoutError::ZeroUnit => f.write_str("the time unit is 0 ms (min 1 ms)"),
             LayoutError::EpochOutOfRange { epoch_ms } => write!(
                 f,
@@ -178,10 +184,11 @@ pub enum Error {
     Time(RangeError),
     /// A node, datacenter or worker id, or an ID, does not fit the layout.
     Range(RangeError),
-    /// The clock returned the same reading for too many reads in a row while a call was
-    /// waiting for it to move, so the call gave up instead of spinning forever.
+    /// The clock stopped moving forward (no reading above `at_ms` for a few million reads
+    /// in a row) while a call waited for it, so the call gave up instead of spinning
+    /// forever.
     ClockStalled {
-        /// The reading that did not change, in Unix milliseconds.
+        /// The newest reading, in Unix milliseconds.
         at_ms: u64,
     },
     /// The policy cannot be used with this generator (for example
