@@ -290,23 +290,25 @@ pub fn node_arg(options: &JsValue, layout: &Layout) -> JsResult<u64> {
         if node.is_undefined() {
             return Ok(0);
         }
-        let n = int_arg("node", &node, 0, MAX_SAFE.min(u64::MAX))?;
-        return layout.check_node(n).map_err(range_of);
+        return int_arg("node", &node, 0, layout.max_node());
     }
     if !layout.is_split() {
         return Err(range_error(
             "this layout has no datacenter/worker split: give node instead",
         ));
     }
-    let field = |key: &str, v: &JsValue| {
+    let field = |key: &str, v: &JsValue, max: u64| {
         if v.is_undefined() {
             Ok(0)
         } else {
-            int_arg(key, v, 0, MAX_SAFE)
+            int_arg(key, v, 0, max)
         }
     };
     let split = layout
-        .node_from(field("datacenter", &dc)?, field("worker", &worker)?)
+        .node_from(
+            field("datacenter", &dc, layout.max_datacenter())?,
+            field("worker", &worker, layout.max_worker())?,
+        )
         .map_err(range_of)?;
     // A decoded Parts object carries all three: they must agree.
     if !node.is_undefined() && int_arg("node", &node, 0, MAX_SAFE)? != split {

@@ -2,8 +2,12 @@
 //! exported class wraps a core type (`Snowdrift` a `Generator`, `ObjectId` an
 //! `ObjectId`), the free functions call the core's decode/compose/text functions, and all
 //! conversions and errors live in `interop`.
+//!
+//! Features: `std` (default) links the standard library, as the wasm-bindgen tests need;
+//! the package is built without it, with a trapping panic handler and a small allocator,
+//! which keeps std's panic and formatting machinery out of the wasm.
 
-#![no_std]
+#![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;
 
@@ -36,7 +40,7 @@ pub use crate::functions::{compose, decode, from_base32, max_id_at, min_id_at, t
 pub use crate::objectid::ObjectId;
 pub use crate::snowdrift::Snowdrift;
 
-#[cfg(all(target_arch = "wasm32", not(test)))]
+#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
 mod wasm_runtime {
     /// Single-threaded wasm: the free-list allocator needs no lock.
     #[global_allocator]

@@ -12,5 +12,6 @@ pub fn run() -> Result {
         "atomic",
         "--bench",
         "compare",
-    ])
+    ])?;
+    crate::npm::bench()
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod npm;
 mod test;
 mod util;
 
@@ -13,6 +14,7 @@ commands:
   demo      generate IDs under each clock policy, decode them, print text forms
   test      install what is missing, then run every test suite
   bench     run the benchmarks against peer crates and print the tables
+  npm       build the npm package into wasm/pkg/
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
 fn main() -> ExitCode {
@@ -20,15 +22,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(),
         Some("test") => test::run(&args[1..]),
-        Some("bench") => util::cargo(&[
-            "bench",
-            "-p",
-            "snowdrift",
-            "--features",
-            "atomic",
-            "--bench",
-            "compare",
-        ]),
+        Some("bench") => bench::run(),
+        Some("npm") => npm::build(),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");

@@ -21,6 +21,7 @@ pub fn run(args: &[String]) -> Result {
         ("loom", loom),
         ("stress", stress),
         ("no_std", no_std),
+        ("npm", crate::npm::test),
     ];
     for (name, suite) in suites {
         if only.is_some_and(|o| o != *name) && *name != "setup" {
