@@ -180,25 +180,39 @@ impl<C: Clock> AtomicGenerator<C> {
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
         let engine = &self.engine;
-        engine.run(&self.clock, blocking, |now| {
-            // Relaxed is enough: uniqueness and order come from the single location's
-            // modification order; no other memory is published through it.
-            let mut seen = self.next.load(Ordering::Relaxed);
+        engine.run(&self.clock, blocking, |mut now| {
+            // The clock was read before the state was loaded, so another caller may have
+            // taken a later tick in between: a reading behind the state is confirmed with a
+            // fresh reading, taken after the load, before it counts as a step back. The
+            // acquire/release pairs make that fresh reading come after the other caller's.
+            let mut seen = self.next.load(Ordering::Acquire);
+            let mut fresh = false;
             loop {
                 let slot = match engine.decide(now, seen) {
                     Step::Done(slot) => slot,
-                    Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
-                    Step::Fail(e) => return Step::Fail(e),
+                    Step::NextTick => return Step::NextTick,
+                    Step::Wait { limit_ms, timeout } if fresh => {
+                        return Step::Wait { limit_ms, timeout }
+                    }
+                    Step::Fail(e) if fresh => return Step::Fail(e),
+                    Step::Wait { .. } | Step::Fail(_) => {
+                        match engine.tick(self.clock.now_ms()) {
+                            Ok(t) => now = t,
+                            Err(e) => return Step::Fail(e),
+                        }
+                        fresh = true;
+                        continue;
+                    }
                 };
                 let len = engine.left_in_tick(slot).min(n);
                 match self.next.compare_exchange_weak(
                     seen,
                     slot + len,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
                 ) {
                     Ok(_) => return Step::Done((slot, len as u32)),
-                    Err(actual) => seen = actual,
+                    Err(actual) => (seen, fresh) = (actual, false),
                 }
             }
         })

@@ -221,7 +221,7 @@ pub use counter::CounterClock;
 #[cfg(feature = "atomic")]
 mod counter {
     use super::Clock;
-    use crate::atomic::{AtomicU64, Ordering::Relaxed};
+    use portable_atomic::{AtomicU64, Ordering::Relaxed};
 
     /// A clock over a free-running hardware counter of `bits` bits at `hz` counts per
     /// second, plus a boot epoch: the Unix millisecond at which the counter read zero.

@@ -178,10 +178,11 @@ pub enum Error {
     Time(RangeError),
     /// A node, datacenter or worker id, or an ID, does not fit the layout.
     Range(RangeError),
-    /// The clock returned the same reading for too many reads in a row while a call was
-    /// waiting for it to move, so the call gave up instead of spinning forever.
+    /// The clock stopped moving forward (no reading above `at_ms` for a few million reads
+    /// in a row) while a call waited for it, so the call gave up instead of spinning
+    /// forever.
     ClockStalled {
-        /// The reading that did not change, in Unix milliseconds.
+        /// The newest reading, in Unix milliseconds.
         at_ms: u64,
     },
     /// The policy cannot be used with this generator (for example

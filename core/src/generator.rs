@@ -155,6 +155,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
     /// is behind.
     #[inline]
+    #[allow(clippy::should_implement_trait)] // fallible, not an iterator
     pub fn next(&mut self) -> Result<u64, Error> {
         self.take(1, true).map(|(slot, _)| self.engine.id(slot))
     }
@@ -306,6 +307,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
                 }
                 Step::Fail(e) => return Step::Fail(e),
                 Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
+                Step::NextTick => return Step::NextTick,
             };
             let len = engine.left_in_tick(slot).min(u64::from(n)) as u32;
             if H > 0 && *next > 0 && slot >> engine.seq_bits() != (*next - 1) >> engine.seq_bits() {
@@ -376,15 +378,19 @@ impl<const H: usize> History<H> {
     fn take(&mut self, engine: &Engine, now: u64, newest: u64, n: u32) -> Step<(u64, u32)> {
         let s = engine.seq_bits();
         let unit = u64::from(engine.layout.unit_ms());
+        let newest_tick = (newest - 1) >> s;
+        let behind = Error::ClockBackwards {
+            by_ms: (newest_tick - now) * unit,
+            limit_ms: newest_tick.saturating_sub(self.floor) * unit,
+        };
         if let Some(i) = (0..self.len).find(|&i| self.ticks[i] == now) {
             let slot = self.next[i];
             if slot >> s != now {
-                // This tick is used up too: wait for the next one.
+                // This tick is used up too: wait for the next one, which may be in the
+                // ring as well: at most H + 1 ticks in a row are used up.
                 return Step::Wait {
-                    limit_ms: unit,
-                    timeout: Error::ClockStalled {
-                        at_ms: engine.layout.tick_start_ms(now),
-                    },
+                    limit_ms: (H as u64 + 1) * unit,
+                    timeout: behind,
                 };
             }
             let len = engine.left_in_tick(slot).min(u64::from(n));
@@ -396,10 +402,6 @@ impl<const H: usize> History<H> {
         if now >= self.floor && self.insert(now, slot + len) {
             return Step::Done((slot, len as u32));
         }
-        let newest_tick = (newest - 1) >> s;
-        Step::Fail(Error::ClockBackwards {
-            by_ms: (newest_tick - now) * unit,
-            limit_ms: newest_tick.saturating_sub(self.floor) * unit,
-        })
+        Step::Fail(behind)
     }
 }

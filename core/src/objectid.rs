@@ -111,6 +111,7 @@ impl<C: Clock> ObjectIdGenerator<C> {
 
     /// The next ObjectId. The counter wraps modulo 2^24, as MongoDB's does; seconds are
     /// taken modulo 2^32 (the field runs out in 2106).
+    #[allow(clippy::should_implement_trait)] // fallible, not an iterator
     pub fn next(&mut self) -> ObjectId {
         let seconds = (self.clock.now_ms() / 1000) as u32;
         let id = ObjectId::new(seconds, self.process, self.counter);

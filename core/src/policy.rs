@@ -21,9 +21,11 @@ use crate::layout::{mask, Layout, Order};
 /// | `History` | reuse unspent sequence numbers of the ticks in the generator's ring; older ticks: `Err(ClockBackwards)` | wait for the next tick | **no**: unique, but an ID may be below an earlier one |
 /// | `SwitchNode` | `Err(SwitchNode)`: move to an unused node id ([`Generator::switch_node`](crate::Generator::switch_node)) and go on | wait for the next tick | per node |
 ///
-/// Every wait is bounded (by the policy's limit measured on the clock, by one tick for a
-/// used-up sequence, and by [`Error::ClockStalled`] for a clock that stops), and the
-/// `try_*` calls never wait: they return [`Error::WouldBlock`] instead.
+/// Every wait is bounded: a clock that is behind is waited for at most the policy's limit
+/// (measured on the clock from the call's first reading); a used-up tick is waited out
+/// while the clock moves forward (one tick for a single owner); and a clock that stops
+/// moving forward ends any wait with [`Error::ClockStalled`]. The `try_*` calls never
+/// wait: they return [`Error::WouldBlock`] instead.
 ///
 /// ```
 /// use snowdrift::{Generator, Layout, ManualClock, Policy};
@@ -71,19 +73,24 @@ impl Default for Policy {
     }
 }
 
-/// How many identical clock readings in a row a waiting call accepts before it reports
-/// [`Error::ClockStalled`].
+/// How many clock readings in a row without a new newest reading a waiting call accepts
+/// before it reports [`Error::ClockStalled`].
 pub(crate) const STALL_READS: u32 = 1 << 22;
 
 /// The outcome of one attempt to take a slot.
 pub(crate) enum Step<T> {
     Done(T),
-    /// Try again once the clock moves; give up with `timeout` once the clock has moved
-    /// `limit_ms` past the first wait.
+    /// The clock is behind: try again as it moves, giving up with `timeout` once it reads
+    /// more than `limit_ms` past the call's first reading.
     Wait {
         limit_ms: u64,
         timeout: Error,
     },
+    /// The tick is used up: try again as the clock moves on. No clock-time limit, since
+    /// the next tick always frees slots for a single owner, and other callers of a shared
+    /// generator only take them while the clock moves forward; a clock that stops moving
+    /// forward ends the wait with [`Error::ClockStalled`].
+    NextTick,
     Fail(Error),
 }
 
@@ -200,12 +207,7 @@ impl Engine {
                     Step::Done(next)
                 }
             }
-            _ if last_tick == now => Step::Wait {
-                limit_ms: self.unit_ms,
-                timeout: Error::ClockStalled {
-                    at_ms: self.layout.tick_start_ms(now),
-                },
-            },
+            _ if last_tick == now => Step::NextTick,
             Policy::Wait { max_wait_ms } => {
                 let timeout = Error::ClockBackwards {
                     by_ms,
@@ -241,33 +243,41 @@ impl Engine {
         blocking: bool,
         mut attempt: impl FnMut(u64) -> Step<T>,
     ) -> Result<T, Error> {
-        let mut ms = clock.now_ms();
-        let step = attempt(self.tick(ms)?);
-        let limit_ms = match step {
+        let first_ms = clock.now_ms();
+        let mut deadline = match attempt(self.tick(first_ms)?) {
             Step::Done(v) => return Ok(v),
             Step::Fail(e) => return Err(e),
-            Step::Wait { .. } if !blocking => return Err(Error::WouldBlock),
-            Step::Wait { limit_ms, .. } => limit_ms,
+            Step::Wait { .. } | Step::NextTick if !blocking => return Err(Error::WouldBlock),
+            Step::Wait { limit_ms, .. } => first_ms.saturating_add(limit_ms),
+            Step::NextTick => first_ms,
         };
-        let deadline = ms.saturating_add(limit_ms);
-        let mut same = 0u32;
+        let (mut ms, mut newest, mut idle) = (first_ms, first_ms, 0u32);
         loop {
             clock.relax();
             let read = clock.now_ms();
-            if read == ms {
-                same += 1;
-                if same >= STALL_READS {
-                    return Err(Error::ClockStalled { at_ms: ms });
+            if read > newest {
+                (newest, idle) = (read, 0);
+            } else {
+                idle += 1;
+                if idle >= STALL_READS {
+                    return Err(Error::ClockStalled { at_ms: newest });
                 }
+            }
+            if read == ms {
                 continue;
             }
-            same = 0;
             ms = read;
             match attempt(self.tick(ms)?) {
                 Step::Done(v) => return Ok(v),
                 Step::Fail(e) => return Err(e),
-                Step::Wait { timeout, .. } if ms > deadline => return Err(timeout),
-                Step::Wait { .. } => {}
+                Step::NextTick => {}
+                Step::Wait { limit_ms, timeout } => {
+                    // The longest limit met so far, counted from the call's first reading.
+                    deadline = deadline.max(first_ms.saturating_add(limit_ms));
+                    if ms > deadline {
+                        return Err(timeout);
+                    }
+                }
             }
         }
     }

@@ -11,9 +11,12 @@ pub const TARGETS: &[&str] = &[
     "riscv32imc-unknown-none-elf",
 ];
 
+/// A named suite.
+type Suite = (&'static str, fn() -> Result);
+
 pub fn run(args: &[String]) -> Result {
     let only = args.first().map(String::as_str);
-    let suites: &[(&str, fn() -> Result)] = &[
+    let suites: &[Suite] = &[
         ("setup", setup),
         ("lint", lint),
         ("core", core_tests),

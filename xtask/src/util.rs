@@ -68,6 +68,7 @@ pub fn ensure_targets(targets: &[&str]) -> Result {
 }
 
 /// Installs Debian packages whose `probe` command is missing (one `apt-get update` first).
+#[allow(dead_code)] // used by the suites that need system packages
 pub fn ensure_apt(packages: &[(&str, &str)]) -> Result {
     let missing: Vec<&str> = packages
         .iter()
