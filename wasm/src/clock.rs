@@ -70,12 +70,11 @@ impl Clock for JsClock {
                     }
                     Ok(Some(_)) => {
                         let v = reading.unwrap_or(JsValue::UNDEFINED);
-                        *error.borrow_mut() = Some(interop::int_arg(
-                            "the clock's reading",
-                            &v,
-                            0,
-                            interop::MAX_SAFE,
-                        ).err().unwrap_or(JsValue::UNDEFINED));
+                        *error.borrow_mut() = Some(
+                            interop::int_arg("the clock's reading", &v, 0, interop::MAX_SAFE)
+                                .err()
+                                .unwrap_or(JsValue::UNDEFINED),
+                        );
                         FAILED
                     }
                     Ok(None) => {

@@ -119,8 +119,7 @@ pub fn id_arg(what: &str, v: &JsValue) -> JsResult<u64> {
 
 /// A string argument.
 pub fn str_arg(what: &str, v: &JsValue) -> JsResult<String> {
-    v.as_string()
-        .ok_or_else(|| wrong_type(what, "a string", v))
+    v.as_string().ok_or_else(|| wrong_type(what, "a string", v))
 }
 
 /// An integer `number` in `min..=max` (at most 2^53).
@@ -188,7 +187,8 @@ pub fn check_keys(what: &str, obj: &JsValue, known: &[&str]) -> JsResult<()> {
     Ok(())
 }
 
-const PRESET_NAMES: &str = "\"default\", \"twitter\", \"discord\", \"sonyflake\", \"instagram\", \"baidu\"";
+const PRESET_NAMES: &str =
+    "\"default\", \"twitter\", \"discord\", \"sonyflake\", \"instagram\", \"baidu\"";
 
 /// A layout argument: a preset name, a `{ timeBits, ... }` object, or undefined (the
 /// default layout).
@@ -207,11 +207,7 @@ pub fn layout_arg(v: &JsValue) -> JsResult<Layout> {
         });
     }
     if !v.is_object() {
-        return Err(wrong_type(
-            "layout",
-            "a preset name or a layout object",
-            v,
-        ));
+        return Err(wrong_type("layout", "a preset name or a layout object", v));
     }
     check_keys(
         "layout",
@@ -250,16 +246,16 @@ pub fn layout_arg(v: &JsValue) -> JsResult<Layout> {
         bits("datacenterBits")?,
         bits("workerBits")?,
     ) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err(range_error(
-                "layout: give either nodeBits or datacenterBits + workerBits, not both",
-            ))
-        }
         (Some(n), None, None) => b = b.node_bits(n),
-        (None, d, w) => {
-            b = b
-                .datacenter_bits(d.unwrap_or(0))
-                .worker_bits(w.unwrap_or(0))
+        (n, d, w) => {
+            let (d, w) = (d.unwrap_or(0), w.unwrap_or(0));
+            // A full description (as in the shared vectors) gives all three: they must agree.
+            if n.is_some_and(|n| n != d + w) {
+                return Err(range_error(
+                    "layout.nodeBits must equal datacenterBits + workerBits when all are given",
+                ));
+            }
+            b = b.datacenter_bits(d).worker_bits(w)
         }
     }
     if let Some(unit) = opt_int(v, "unitMs", 1, u64::from(u32::MAX))? {
@@ -382,8 +378,15 @@ pub fn parts_to_js(layout: &Layout, p: Parts) -> JsValue {
         let [time, date, node, dc, worker, seq] = &keys
             .get_or_insert_with(|| {
                 PartsKeys(
-                    ["timestampMs", "date", "node", "datacenter", "worker", "sequence"]
-                        .map(JsValue::from_str),
+                    [
+                        "timestampMs",
+                        "date",
+                        "node",
+                        "datacenter",
+                        "worker",
+                        "sequence",
+                    ]
+                    .map(JsValue::from_str),
                 )
             })
             .0;

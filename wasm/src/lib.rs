@@ -12,7 +12,9 @@
 extern crate alloc;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
-compile_error!("snowdrift-wasm keeps per-module state in statics: build without the atomics feature");
+compile_error!(
+    "snowdrift-wasm keeps per-module state in statics: build without the atomics feature"
+);
 
 mod clock;
 mod functions;

@@ -123,7 +123,10 @@ pub fn build() -> Result {
 /// The `npm` test suite: wasm-bindgen tests in Node and headless Chromium, then the JS
 /// tests (API, vectors, errors, clock policies, smoke test in every runtime, duplicates).
 pub fn test() -> Result {
-    ensure_apt(&[("chromium", "chromium"), ("chromium-driver", "chromedriver")])?;
+    ensure_apt(&[
+        ("chromium", "chromium"),
+        ("chromium-driver", "chromedriver"),
+    ])?;
     build()?;
     let runner = [(
         "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
