@@ -1,6 +1,5 @@
 //! The free functions: decode, compose, text forms and ID ranges for a point in time.
 
-use alloc::string::String;
 use snowdrift::{text, Layout};
 use wasm_bindgen::prelude::*;
 
@@ -29,9 +28,9 @@ pub fn compose(parts: JsValue, layout: JsValue) -> JsResult<u64> {
 
 /// `toBase32(id)`: 13 Crockford base32 characters that sort like the number.
 #[wasm_bindgen(js_name = toBase32)]
-pub fn to_base32(id: JsValue) -> JsResult<String> {
+pub fn to_base32(id: JsValue) -> JsResult<JsValue> {
     let id = interop::id_arg("id", &id)?;
-    Ok(String::from(text::to_base32(id).as_str()))
+    Ok(interop::ascii_to_js(&text::to_base32(id)))
 }
 
 /// `fromBase32(text)`: the ID written as 13 Crockford base32 characters.

@@ -11,43 +11,81 @@ use js_sys::{Function, Object, Reflect};
 use snowdrift::{text, Error, Layout, LayoutError, Order, ParseError, Parts, Policy, RangeError};
 use wasm_bindgen::prelude::*;
 
-use crate::Global;
-
-#[wasm_bindgen]
+// The JS half of the conversions: building objects and strings costs one call into JS
+// instead of one per property or a TextDecoder, and an ID argument is checked in one call.
+#[wasm_bindgen(inline_js = r#"
+export function parts(t, n, s) {
+  return { timestampMs: t, date: new Date(t), node: n, sequence: s };
+}
+export function splitParts(t, n, d, w, s) {
+  return { timestampMs: t, date: new Date(t), node: n, datacenter: d, worker: w, sequence: s };
+}
+export function idBits(v) {
+  return typeof v === "bigint" && v >= 0n && v <= 0xffffffffffffffffn ? v : 0xffffffffffffffffn;
+}
+export function isMaxId(v) {
+  return v === 0xffffffffffffffffn;
+}
+const char = String.fromCharCode;
+export function ascii(n, a, b, c, d, e, f) {
+  return char(a & 255, a >>> 8 & 255, a >>> 16 & 255, a >>> 24, b & 255, b >>> 8 & 255,
+    b >>> 16 & 255, b >>> 24, c & 255, c >>> 8 & 255, c >>> 16 & 255, c >>> 24, d & 255,
+    d >>> 8 & 255, d >>> 16 & 255, d >>> 24, e & 255, e >>> 8 & 255, e >>> 16 & 255,
+    e >>> 24, f & 255, f >>> 8 & 255, f >>> 16 & 255, f >>> 24).slice(0, n);
+}
+export function decimal(id) {
+  return String(id);
+}
+export function describe(v) {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "bigint") return v + "n";
+  try { return String(v); } catch { return Object.prototype.toString.call(v); }
+}
+export function typeName(v) {
+  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
+}
+"#)]
 extern "C" {
-    /// The global `String(v)`.
-    #[wasm_bindgen(js_name = String, catch)]
-    fn js_string(v: &JsValue) -> Result<String, JsValue>;
+    fn parts(time_ms: f64, node: f64, sequence: f64) -> JsValue;
+    #[wasm_bindgen(js_name = splitParts)]
+    fn split_parts(time_ms: f64, node: f64, datacenter: f64, worker: f64, sequence: f64)
+        -> JsValue;
+    /// The bigint in 0..=2^64-1, or 2^64-1 for anything else.
+    #[wasm_bindgen(js_name = idBits)]
+    fn id_bits(v: &JsValue) -> u64;
+    #[wasm_bindgen(js_name = isMaxId)]
+    fn is_max_id(v: &JsValue) -> bool;
+    /// A string of `n` ASCII bytes packed little-endian into the words.
+    fn ascii(n: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32) -> JsValue;
+    /// The decimal string of an ID (the engine's BigInt printing beats dividing in wasm).
+    fn decimal(id: u64) -> JsValue;
+    /// A value as a user would write it, for messages.
+    fn describe(v: &JsValue) -> String;
+    #[wasm_bindgen(js_name = typeName)]
+    fn type_name(v: &JsValue) -> String;
 }
 
-/// A value as a user would write it, for messages.
-fn describe(v: &JsValue) -> String {
-    if v.is_string() {
-        if let Ok(json) = js_sys::JSON::stringify(v) {
-            return json.into();
-        }
-    }
-    let mut s = js_string(v).unwrap_or_else(|_| String::from("[object]"));
-    if v.is_bigint() {
-        s.push('n');
-    }
-    s
+/// An ID as a decimal string for JS.
+pub fn decimal_to_js(id: u64) -> JsValue {
+    decimal(id)
 }
 
-fn type_name(v: &JsValue) -> String {
-    if v.is_null() {
-        return String::from("null");
+/// An ASCII string (at most 24 bytes, as every text form of an ID is) for JS.
+pub fn ascii_to_js(text: &str) -> JsValue {
+    let mut w = [0u32; 6];
+    for (i, b) in text.bytes().take(24).enumerate() {
+        w[i / 4] |= u32::from(b) << (8 * (i % 4));
     }
-    if js_sys::Array::is_array(v) {
-        return String::from("array");
-    }
-    v.js_typeof().as_string().unwrap_or_default()
+    ascii(
+        text.len().min(24) as u32,
+        w[0],
+        w[1],
+        w[2],
+        w[3],
+        w[4],
+        w[5],
+    )
 }
-
-/// The keys of a Parts object, made once per module instance.
-struct PartsKeys([JsValue; 6]);
-
-static PARTS_KEYS: Global<PartsKeys> = Global::new();
 
 /// The result of every exported function.
 pub type JsResult<T> = Result<T, JsValue>;
@@ -102,6 +140,10 @@ pub fn parse_error(form: &str, input: &str, e: ParseError) -> JsValue {
 
 /// An ID argument: a `bigint` in 0..=2^64-1, or its decimal string.
 pub fn id_arg(what: &str, v: &JsValue) -> JsResult<u64> {
+    let bits = id_bits(v);
+    if bits != u64::MAX || is_max_id(v) {
+        return Ok(bits);
+    }
     if v.is_bigint() {
         return u64::try_from(v.clone()).map_err(|_| {
             let mut msg = String::from(what);
@@ -374,37 +416,18 @@ pub fn clock_arg(options: &JsValue) -> JsResult<Option<Function>> {
 
 /// A Parts object for JS: `{ timestampMs, date, node, datacenter?, worker?, sequence }`.
 pub fn parts_to_js(layout: &Layout, p: Parts) -> JsValue {
-    PARTS_KEYS.with(|keys| {
-        let [time, date, node, dc, worker, seq] = &keys
-            .get_or_insert_with(|| {
-                PartsKeys(
-                    [
-                        "timestampMs",
-                        "date",
-                        "node",
-                        "datacenter",
-                        "worker",
-                        "sequence",
-                    ]
-                    .map(JsValue::from_str),
-                )
-            })
-            .0;
-        let obj = Object::new();
-        let t = JsValue::from_f64(p.time_ms as f64);
-        let set = |k: &JsValue, v: &JsValue| {
-            let _ = Reflect::set(&obj, k, v);
-        };
-        set(time, &t);
-        set(date, &js_sys::Date::new(&t));
-        set(node, &JsValue::from_f64(p.node as f64));
-        if layout.is_split() {
-            set(dc, &JsValue::from_f64(layout.datacenter_of(p.node) as f64));
-            set(worker, &JsValue::from_f64(layout.worker_of(p.node) as f64));
-        }
-        set(seq, &JsValue::from_f64(p.sequence as f64));
-        obj.into()
-    })
+    let t = p.time_ms as f64;
+    if layout.is_split() {
+        split_parts(
+            t,
+            p.node as f64,
+            layout.datacenter_of(p.node) as f64,
+            layout.worker_of(p.node) as f64,
+            p.sequence as f64,
+        )
+    } else {
+        parts(t, p.node as f64, p.sequence as f64)
+    }
 }
 
 /// A Parts object from JS: `{ timestampMs, node | datacenter + worker, sequence }`.

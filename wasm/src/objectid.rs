@@ -1,8 +1,6 @@
 //! The `ObjectId` class: MongoDB ObjectIds from the core, with the process bytes and the
 //! counter start drawn from `crypto.getRandomValues`.
 
-use alloc::string::String;
-
 use snowdrift::{ObjectId as CoreObjectId, ObjectIdGenerator};
 use wasm_bindgen::prelude::*;
 
@@ -54,13 +52,13 @@ impl ObjectId {
     /// 24 lowercase hex digits.
     #[wasm_bindgen(js_name = toString)]
     #[allow(clippy::inherent_to_string)]
-    pub fn to_string(&self) -> String {
-        String::from(self.id.to_hex().as_str())
+    pub fn to_string(&self) -> JsValue {
+        interop::ascii_to_js(&self.id.to_hex())
     }
 
     /// The same as `toString()`, so `JSON.stringify` writes the hex form.
     #[wasm_bindgen(js_name = toJSON)]
-    pub fn to_json(&self) -> String {
+    pub fn to_json(&self) -> JsValue {
         self.to_string()
     }
 

@@ -1,9 +1,8 @@
 //! The `Snowdrift` class: a core `Generator` over a JS clock.
 
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use snowdrift::{text, Error, Generator, Layout};
+use snowdrift::{Error, Generator, Layout};
 use wasm_bindgen::prelude::*;
 
 use crate::clock::JsClock;
@@ -66,10 +65,10 @@ impl Snowdrift {
 
     /// The next ID as a decimal string (safe in JSON).
     #[wasm_bindgen(js_name = nextString)]
-    pub fn next_string(&mut self) -> JsResult<String> {
+    pub fn next_string(&mut self) -> JsResult<JsValue> {
         let r = self.gen.next();
         match r {
-            Ok(id) => Ok(String::from(text::to_decimal(id).as_str())),
+            Ok(id) => Ok(interop::decimal_to_js(id)),
             Err(e) => Err(self.fail(e)),
         }
     }

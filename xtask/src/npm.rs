@@ -111,8 +111,14 @@ pub fn build() -> Result {
             ],
         )?;
     }
-    // The web glue is an ES module; say so for tools that go by package.json.
-    write(&pkg.join("web/package.json"), "{ \"type\": \"module\" }\n")?;
+    // The web glue and the JS snippets of both builds are ES modules; say so for tools
+    // that go by package.json (the Node glue loads its snippets with require(esm)).
+    for dir in ["web", "node/snippets"] {
+        write(
+            &pkg.join(dir).join("package.json"),
+            "{ \"type\": \"module\" }\n",
+        )?;
+    }
     copy_dir(&root().join("wasm/js"), &pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
