@@ -38,7 +38,7 @@ fn ensure_tools() -> Result {
     ensure_node_modules()
 }
 
-/// `npm ci` in tests/js when node_modules is missing or older than the lockfile.
+/// Installs tests/js/node_modules when it is missing or older than the lockfile.
 fn ensure_node_modules() -> Result {
     let dir = js_dir();
     let stamp = dir.join("node_modules/.package-lock.json");
@@ -49,7 +49,15 @@ fn ensure_node_modules() -> Result {
         _ => false,
     };
     if !fresh {
-        run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
+        // `npm install` from the lockfile rather than `npm ci`: the lockfile lacks the
+        // other platforms' optional binaries (deno's), which `npm ci` rejects as out of
+        // sync. `--no-save` leaves package.json and the lockfile untouched.
+        run_in(
+            &dir,
+            "npm",
+            &["install", "--no-save", "--no-audit", "--no-fund"],
+            &[],
+        )?;
     }
     // The tests import the package by its name, through its `exports`.
     let link = dir.join("node_modules/snowdrift");
