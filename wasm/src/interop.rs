@@ -221,7 +221,12 @@ pub fn check_keys(what: &str, obj: &JsValue, known: &[&str]) -> JsResult<()> {
             msg.push_str(" option ");
             msg.push_str(&describe(&key));
             msg.push_str(" (allowed: ");
-            msg.push_str(&known.join(", "));
+            for (i, k) in known.iter().enumerate() {
+                if i > 0 {
+                    msg.push_str(", ");
+                }
+                msg.push_str(k);
+            }
             msg.push(')');
             return Err(range_error(&msg));
         }
