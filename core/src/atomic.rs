@@ -111,7 +111,8 @@ impl<C: Clock> AtomicGenerator<C> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
 
-    /// Reserves up to `n` consecutive IDs of one tick with one compare-and-swap.
+    /// Reserves up to `n` consecutive IDs of one tick (at least one) with one
+    /// compare-and-swap. `n == 0` gives an empty batch and changes nothing.
     ///
     /// ```
     /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
@@ -121,12 +122,18 @@ impl<C: Clock> AtomicGenerator<C> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn next_batch(&self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, true)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// [`next_batch`](Self::next_batch) without waiting.
     pub fn try_next_batch(&self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, false)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
