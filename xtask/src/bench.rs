@@ -4,7 +4,7 @@
 use crate::util::{cargo, Result};
 
 pub fn run() -> Result {
-    cargo(&[
+    let core = cargo(&[
         "bench",
         "-p",
         "snowdrift",
@@ -12,5 +12,8 @@ pub fn run() -> Result {
         "atomic",
         "--bench",
         "compare",
-    ])
+    ]);
+    // The npm package's benchmark runs even if another one failed.
+    crate::npm::bench()?;
+    core
 }

@@ -25,6 +25,7 @@ pub fn run(args: &[String]) -> Result {
         ("stress", stress),
         ("no_std", no_std),
         ("firmware", firmware),
+        ("npm", crate::npm::test),
     ];
     for (name, suite) in suites {
         if only.is_some_and(|o| o != *name) && *name != "setup" {

@@ -1,0 +1,425 @@
+// The whole public API of the npm package, against the shared vectors in tests/vectors/,
+// with every kind of bad input and each clock policy driven by a custom clock.
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import {
+  Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt,
+} from "snowdrift";
+
+const vectors = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url)));
+const T0 = 1_750_000_000_000; // a fixed clock reading for the generator tests
+
+/** A clock for tests: `clock.now` is what it reads; `step` moves it on every read. */
+function manualClock(now, step = 0) {
+  const c = () => {
+    c.reads++;
+    const t = c.now;
+    c.now += c.step;
+    return t;
+  };
+  Object.assign(c, { now, step, reads: 0 });
+  return c;
+}
+
+/** Asserts that `fn` throws exactly `type` with a message containing every piece. */
+function throwsWith(fn, type, ...pieces) {
+  let error;
+  try {
+    fn();
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error, `expected a ${type.name}, nothing was thrown`);
+  assert.equal(error.constructor, type, `expected a ${type.name}, got ${error.constructor.name}: ${error.message}`);
+  for (const p of pieces) assert.ok(error.message.includes(p), `"${error.message}" should mention "${p}"`);
+  return error;
+}
+
+describe("shared vectors (tests/vectors)", () => {
+  const { layouts, ids } = vectors("ids.json");
+
+  test("decode, compose, base32 and ID ranges agree with every vector, by preset name and by spec", () => {
+    assert.ok(ids.length > 0);
+    for (const v of ids) {
+      const id = BigInt(v.id);
+      for (const layout of [v.layout, layouts[v.layout]]) {
+        const p = decode(id, layout);
+        const where = `${v.layout} ${v.id}`;
+        assert.equal(p.timestampMs, v.timeMs, where);
+        assert.equal(p.date.getTime(), v.timeMs, where);
+        assert.equal(p.node, v.node, where);
+        assert.equal(p.datacenter, v.datacenter ?? undefined, where);
+        assert.equal(p.worker, v.worker ?? undefined, where);
+        assert.equal(p.sequence, v.sequence, where);
+        assert.equal(compose(p, layout), id, where);
+        assert.equal(decode(v.id, layout).timestampMs, v.timeMs, `${where} as a string`);
+        assert.ok(minIdAt(v.timeMs, layout) <= id && id <= maxIdAt(v.timeMs, layout), where);
+      }
+      assert.equal(id.toString(), v.text.decimal);
+      assert.equal(toBase32(id), v.text.base32);
+      assert.equal(toBase32(v.id), v.text.base32);
+      assert.equal(fromBase32(v.text.base32), id);
+      assert.equal(fromBase32(v.text.base32.toLowerCase()), id);
+    }
+  });
+
+  test("a generator on every layout makes the vector's ID at the vector's time", () => {
+    const firsts = ids.filter((v) => v.sequence === 0);
+    assert.ok(firsts.length >= 6, "a sequence-0 vector per layout");
+    for (const v of firsts) {
+      const spec = layouts[v.layout];
+      const node = v.datacenter === null ? { node: v.node } : { datacenter: v.datacenter, worker: v.worker };
+      // The clock reads the start of the vector's tick; the first ID has sequence 0.
+      const gen = new Snowdrift({ layout: v.layout, ...node, clock: () => v.timeMs });
+      assert.equal(gen.next(), BigInt(v.id), `${v.layout} ${v.id}`);
+      const fromSpec = new Snowdrift({ layout: spec, ...node, clock: () => v.timeMs });
+      assert.equal(fromSpec.next(), BigInt(v.id), `${v.layout} spec ${v.id}`);
+    }
+  });
+
+  test("ObjectId vectors parse, format and give their time", () => {
+    const oids = vectors("objectid.json");
+    assert.ok(oids.length > 0);
+    for (const v of oids) {
+      const oid = ObjectId.parse(v.hex);
+      assert.equal(oid.toString(), v.hex.toLowerCase());
+      assert.equal(ObjectId.parse(v.hex.toUpperCase()).toString(), v.hex.toLowerCase());
+      assert.equal(oid.timestamp, v.timestamp);
+      assert.equal(JSON.stringify({ oid }), JSON.stringify({ oid: v.hex.toLowerCase() }));
+    }
+  });
+
+  test("text errors: base32 and decimal inputs are rejected with the reason and position", () => {
+    const reasons = {
+      "wrong-length": "wrong length",
+      "invalid-char": "invalid character",
+      overflow: "does not fit in 64 bits",
+      empty: "empty input",
+      "too-long": "too long",
+    };
+    let checked = 0;
+    for (const v of vectors("text_errors.json")) {
+      const call = { base32: () => fromBase32(v.input), decimal: () => decode(v.input) }[v.form];
+      if (!call) continue; // hex and base62 are not part of the JS API
+      const e = throwsWith(call, RangeError, reasons[v.kind], JSON.stringify(v.input));
+      if (v.kind === "invalid-char") assert.ok(e.message.includes(`position ${v.position}`), e.message);
+      checked++;
+    }
+    assert.ok(checked >= 4, `only ${checked} vectors apply`);
+  });
+});
+
+describe("Snowdrift", () => {
+  test("next, nextString, nextBatch and tryNext hand out strictly increasing bigints", () => {
+    const gen = new Snowdrift({ node: 9 });
+    const a = gen.next();
+    assert.equal(typeof a, "bigint");
+    const s = gen.nextString();
+    assert.match(s, /^\d+$/);
+    const b = BigInt(s);
+    const batch = gen.nextBatch(10_000);
+    assert.ok(batch instanceof BigUint64Array);
+    assert.equal(batch.length, 10_000);
+    const c = gen.tryNext();
+    assert.equal(typeof c, "bigint");
+    const all = [a, b, ...batch, c];
+    for (let i = 1; i < all.length; i++) assert.ok(all[i] > all[i - 1], `ID ${i}`);
+    for (const id of [a, b, batch[0], batch[9999], c]) assert.equal(gen.decode(id).node, 9);
+    assert.equal(gen.node, 9);
+  });
+
+  test("split layouts take datacenter + worker, and decode gives them back", () => {
+    const gen = new Snowdrift({ layout: "twitter", datacenter: 1, worker: 2, clock: () => T0 });
+    const p = gen.decode(gen.next());
+    assert.deepEqual([p.node, p.datacenter, p.worker, p.sequence, p.timestampMs], [34, 1, 2, 0, T0]);
+    assert.equal(new Snowdrift({ layout: "twitter", node: 34 }).node, 34);
+    // A decoded Parts object (node + datacenter + worker) composes back.
+    const id = gen.next();
+    assert.equal(compose(decode(id, "twitter"), "twitter"), id);
+  });
+
+  test("a custom layout object works like the preset it describes", () => {
+    const spec = { timeBits: 39, sequenceBits: 8, nodeBits: 16, unitMs: 10, epochMs: 1409529600000, order: "sequence-node" };
+    const a = new Snowdrift({ layout: spec, node: 3, clock: () => T0 });
+    const b = new Snowdrift({ layout: "sonyflake", node: 3, clock: () => T0 });
+    for (let i = 0; i < 300; i++) assert.equal(a.next(), b.next());
+  });
+
+  test("notBefore: never an ID at or below it, as a bigint or a decimal string", () => {
+    const clock = manualClock(T0);
+    const first = new Snowdrift({ node: 4, clock }).next();
+    clock.now = T0 - 500; // the clock went back across a restart
+    for (const notBefore of [first, first.toString()]) {
+      const gen = new Snowdrift({ node: 4, clock, notBefore });
+      assert.ok(gen.next() > first);
+    }
+  });
+
+  test("default options: node 0, layout default, Date.now clock, borrow policy", () => {
+    const before = Date.now();
+    const gen = new Snowdrift();
+    const p = gen.decode(gen.next());
+    assert.equal(p.node, 0);
+    assert.ok(p.timestampMs >= before && p.timestampMs <= Date.now() + 1000);
+    // Borrow: a clock that stands still does not stop a burst past one tick's sequence.
+    const frozen = new Snowdrift({ clock: () => T0 });
+    const ids = frozen.nextBatch(5000);
+    assert.equal(frozen.decode(ids[4999]).timestampMs, T0 + 1);
+    assert.equal(typeof frozen.tryNext(), "bigint");
+  });
+});
+
+describe("clock policies, driven by a custom clock", () => {
+  test("fail: a backwards step throws an Error saying how far, and nothing changes", () => {
+    const clock = manualClock(T0);
+    const gen = new Snowdrift({ onClockBackwards: "fail", clock });
+    const a = gen.next();
+    clock.now = T0 - 37;
+    throwsWith(() => gen.next(), Error, "backwards", "37 ms");
+    throwsWith(() => gen.nextBatch(5), Error, "backwards", "37 ms");
+    throwsWith(() => gen.tryNext(), Error, "backwards");
+    clock.now = T0;
+    assert.equal(gen.next(), a + 1n); // the same tick, the next sequence number
+  });
+
+  test("wait: waits for a clock that catches up within maxWaitMs", () => {
+    const clock = manualClock(T0);
+    const gen = new Snowdrift({ onClockBackwards: "wait", maxWaitMs: 10, clock });
+    const a = gen.next();
+    clock.now = T0 - 5;
+    clock.step = 1; // the clock moves on by 1 ms per read
+    const reads = clock.reads;
+    const b = gen.next();
+    assert.ok(b > a);
+    assert.ok(clock.reads - reads >= 6, "it read the clock until it caught up");
+    assert.ok(gen.decode(b).timestampMs >= T0);
+  });
+
+  test("wait: a step larger than maxWaitMs throws at once", () => {
+    const clock = manualClock(T0);
+    const gen = new Snowdrift({ onClockBackwards: "wait", maxWaitMs: 3, clock });
+    gen.next();
+    clock.now = T0 - 10;
+    throwsWith(() => gen.next(), Error, "backwards by 10 ms", "limit 3 ms");
+  });
+
+  test("wait: a used-up tick waits for the next one; tryNext never waits", () => {
+    const clock = manualClock(T0);
+    const gen = new Snowdrift({ onClockBackwards: "wait", clock });
+    const ids = gen.nextBatch(4096); // the whole 12-bit sequence of tick T0
+    assert.equal(gen.decode(ids[4095]).timestampMs, T0);
+    const reads = clock.reads;
+    assert.equal(gen.tryNext(), undefined);
+    assert.equal(clock.reads - reads, 1, "tryNext read the clock once and gave up");
+    clock.step = 1;
+    const next = gen.next();
+    assert.equal(gen.decode(next).timestampMs, T0 + 1);
+    assert.ok(next > ids[4095]);
+  });
+
+  test("borrow: keeps increasing on a logical clock, up to maxAheadMs", () => {
+    const clock = manualClock(T0);
+    const gen = new Snowdrift({ onClockBackwards: "borrow", maxAheadMs: 100, clock });
+    const a = gen.next();
+    clock.now = T0 - 50;
+    const b = gen.next();
+    assert.ok(b > a);
+    assert.equal(gen.decode(b).timestampMs, T0); // stamped with the newest time used
+    clock.now = T0 - 500;
+    throwsWith(() => gen.next(), Error, "ahead", "limit 100 ms");
+    clock.now = T0 + 1;
+    assert.ok(gen.next() > b);
+  });
+
+  test("a clock that throws, returns a non-number or a bad number: its error, nothing issued", () => {
+    let reading = T0;
+    const gen = new Snowdrift({ onClockBackwards: "fail", clock: () => reading });
+    const a = gen.next();
+    const boom = new Error("clock unavailable");
+    reading = undefined;
+    throwsWith(() => gen.next(), TypeError, "clock", "undefined");
+    reading = NaN;
+    throwsWith(() => gen.next(), RangeError, "clock", "NaN");
+    reading = -1;
+    throwsWith(() => gen.next(), RangeError, "clock", "-1");
+    const throwing = new Snowdrift({ clock: () => { throw boom; } });
+    assert.throws(() => throwing.next(), (e) => e === boom);
+    reading = T0;
+    assert.equal(gen.next(), a + 1n);
+  });
+
+  test("a clock before the layout's epoch is a RangeError naming the range", () => {
+    const gen = new Snowdrift({ clock: () => 1000 });
+    throwsWith(() => gen.next(), RangeError, "time 1000 ms", "outside the layout's range");
+  });
+});
+
+describe("bad input: TypeError for wrong types, RangeError for bad values, state unchanged", () => {
+  const ctor = [
+    [{ node: 1024 }, RangeError, "1024", "0..=1023"],
+    [{ node: -1 }, RangeError, "-1", "0..=1023"],
+    [{ node: 1.5 }, RangeError, "1.5", "not an integer"],
+    [{ node: NaN }, RangeError, "NaN"],
+    [{ node: Infinity }, RangeError, "Infinity"],
+    [{ node: "3" }, TypeError, "node", "number", "\"3\""],
+    [{ node: 3n }, TypeError, "node", "3n"],
+    [{ layout: "nope" }, RangeError, "\"nope\"", "twitter"],
+    [{ layout: 5 }, TypeError, "layout", "5"],
+    [{ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }, RangeError, "65 bits", "max 64"],
+    [{ layout: { timeBits: 41, nodeBits: 10, epochMs: 0 } }, TypeError, "sequenceBits"],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, sequence: 1 } }, RangeError, "\"sequence\""],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, order: "up" } }, RangeError, "\"up\""],
+    [{ datacenter: 1 }, RangeError, "datacenter"],
+    [{ layout: "twitter", datacenter: 32 }, RangeError, "32", "0..=31"],
+    [{ layout: "twitter", worker: 40 }, RangeError, "40", "0..=31"],
+    [{ layout: "twitter", node: 1, datacenter: 1, worker: 2 }, RangeError, "node 1", "34"],
+    [{ onClockBackwards: "retry" }, RangeError, "\"retry\"", "\"borrow\""],
+    [{ onClockBackwards: 1 }, TypeError, "onClockBackwards"],
+    [{ onClockBackwards: "wait", maxWaitMs: -1 }, RangeError, "-1", "0..=4294967295"],
+    [{ onClockBackwards: "wait", maxWaitMs: "5" }, TypeError, "maxWaitMs"],
+    [{ onClockBackwards: "borrow", maxWaitMs: 5 }, RangeError, "maxWaitMs", "\"wait\""],
+    [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", "\"borrow\""],
+    [{ clock: 5 }, TypeError, "clock", "5"],
+    [{ clock: Date.now() }, TypeError, "clock"],
+    [{ notBefore: 5 }, TypeError, "notBefore", "bigint"],
+    [{ notBefore: -1n }, RangeError, "-1n", "18446744073709551615"],
+    [{ notBefore: 1n << 64n }, RangeError, "18446744073709551616n"],
+    [{ notBefore: "12x" }, RangeError, "\"12x\"", "position 2"],
+    [{ notBefore: 1n << 63n }, RangeError, "9223372036854775808", "63 bits"],
+    [{ nod: 3 }, RangeError, "\"nod\"", "node"],
+    ["node 3", TypeError, "object"],
+    [[], TypeError, "object"],
+  ];
+  for (const [options, type, ...pieces] of ctor) {
+    test(`new Snowdrift(${JSON.stringify(options, (k, v) => (typeof v === "bigint" ? `${v}n` : typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}) throws ${type.name}`, () => {
+      throwsWith(() => new Snowdrift(options), type, ...pieces);
+    });
+  }
+
+  test("bad arguments to a generator's methods change nothing", () => {
+    const gen = new Snowdrift({ node: 2, clock: () => T0 });
+    let last = gen.next();
+    const calls = [
+      [() => gen.nextBatch(0), RangeError, "n 0", "1..=1048576"],
+      [() => gen.nextBatch(1.5), RangeError, "1.5", "not an integer"],
+      [() => gen.nextBatch(NaN), RangeError, "NaN"],
+      [() => gen.nextBatch(2 ** 21), RangeError, "2097152"],
+      [() => gen.nextBatch("10"), TypeError, "n", "\"10\""],
+      [() => gen.nextBatch(10n), TypeError, "n", "10n"],
+      [() => gen.decode(-1n), RangeError, "-1n"],
+      [() => gen.decode(1n << 64n), RangeError, "18446744073709551616n"],
+      [() => gen.decode(1n << 63n), RangeError, "9223372036854775808", "63 bits"],
+      [() => gen.decode("1e3"), RangeError, "\"1e3\""],
+      [() => gen.decode(""), RangeError, "empty"],
+      [() => gen.decode(5), TypeError, "bigint", "5"],
+      [() => gen.decode(null), TypeError, "null"],
+    ];
+    for (const [call, type, ...pieces] of calls) {
+      throwsWith(call, type, ...pieces);
+      const next = gen.next();
+      assert.equal(next, last + 1n, "the generator went on exactly where it was");
+      last = next;
+    }
+  });
+
+  test("bad arguments to the functions and ObjectId", () => {
+    const now = Date.now();
+    const calls = [
+      [() => decode(5), TypeError, "bigint"],
+      [() => decode(-1n), RangeError, "-1n"],
+      [() => decode(1n, "nope"), RangeError, "\"nope\""],
+      [() => decode(1n, { timeBits: 70, sequenceBits: 1, epochMs: 0 }), RangeError, "70", "0..=64"],
+      [() => compose({ timestampMs: 0 }), RangeError, "time 0 ms", "outside"],
+      [() => compose({ timestampMs: now, node: 1024 }), RangeError, "1024", "0..=1023"],
+      [() => compose({ timestampMs: now, sequence: 4096 }), RangeError, "sequence 4096", "max 4095"],
+      [() => compose({ timestampMs: "now" }), TypeError, "timestampMs"],
+      [() => compose({ node: 1 }), TypeError, "timestampMs"],
+      [() => compose(null), TypeError, "parts"],
+      [() => toBase32(1), TypeError, "bigint"],
+      [() => toBase32(-1n), RangeError, "-1n"],
+      [() => fromBase32(5), TypeError, "string"],
+      [() => fromBase32("0000000000!00"), RangeError, "invalid character", "position 10"],
+      [() => fromBase32("G000000000000"), RangeError, "does not fit in 64 bits"],
+      [() => minIdAt("now"), TypeError, "timeMs"],
+      [() => minIdAt(-1), RangeError, "-1"],
+      [() => maxIdAt(1.5), RangeError, "1.5"],
+      [() => maxIdAt(0), RangeError, "time 0 ms"],
+      [() => ObjectId.parse(5), TypeError, "hex"],
+      [() => ObjectId.parse("5c4a7fcc0ed0240001a7928"), RangeError, "wrong length", "23"],
+      [() => ObjectId.parse("5c4a7fcc0ed0240001a7928g"), RangeError, "invalid character", "position 23"],
+    ];
+    for (const [call, type, ...pieces] of calls) throwsWith(call, type, ...pieces);
+  });
+});
+
+describe("functions", () => {
+  test("minIdAt/maxIdAt bracket every ID of a millisecond; base32 sorts like the number", () => {
+    const gen = new Snowdrift({ node: 1023, clock: () => T0 });
+    const ids = gen.nextBatch(4096);
+    assert.equal(minIdAt(T0), compose({ timestampMs: T0, node: 0, sequence: 0 }));
+    assert.ok(minIdAt(T0) <= ids[0] && ids[4095] <= maxIdAt(T0));
+    assert.equal(maxIdAt(T0) + 1n, minIdAt(T0 + 1));
+    const texts = Array.from(ids, toBase32);
+    assert.deepEqual([...texts].sort(), texts);
+    assert.equal(toBase32(0n), "0000000000000");
+    assert.equal(toBase32((1n << 64n) - 1n), "FZZZZZZZZZZZZ");
+  });
+
+  test("ObjectId.generate: 24 hex digits, current time, same process bytes, counter + 1", () => {
+    const before = Math.floor(Date.now() / 1000);
+    const a = ObjectId.generate();
+    const b = ObjectId.generate();
+    const after = Math.floor(Date.now() / 1000);
+    assert.match(a.toString(), /^[0-9a-f]{24}$/);
+    assert.ok(a.timestamp >= before && a.timestamp <= after);
+    assert.equal(a.toString().slice(8, 18), b.toString().slice(8, 18));
+    const counter = (o) => parseInt(o.toString().slice(18), 16);
+    assert.equal(counter(b), (counter(a) + 1) % 0x1000000);
+    assert.equal(ObjectId.parse(a.toString()).toString(), a.toString());
+  });
+});
+
+describe("the snowdrift command", () => {
+  const pkg = fileURLToPath(new URL("./node_modules/snowdrift/", import.meta.url));
+  const bin = JSON.parse(readFileSync(`${pkg}package.json`)).bin.snowdrift;
+  const cli = (...args) => spawnSync(process.execPath, [`${pkg}${bin}`, ...args], { encoding: "utf8", timeout: 60_000 });
+
+  test("decode prints the parts, as text or JSON", () => {
+    const json = cli("decode", "175928847299117063", "--layout", "discord", "--json");
+    assert.equal(json.status, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), {
+      id: "175928847299117063", timestampMs: 1462015105796, date: "2016-04-30T11:18:25.796Z",
+      node: 32, datacenter: 1, worker: 0, sequence: 7, base32: "04W86BB0G4007",
+    });
+    const text = cli("decode", "04W86BB0G4007", "--layout", "discord");
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /timestampMs\s+1462015105796/);
+    assert.match(text.stdout, /worker\s+0/);
+  });
+
+  test("generate prints increasing IDs of the node and layout asked for", () => {
+    const r = cli("generate", "-n", "10", "--node", "3", "--layout", "twitter");
+    assert.equal(r.status, 0, r.stderr);
+    const ids = r.stdout.trim().split("\n").map(BigInt);
+    assert.equal(ids.length, 10);
+    for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
+    for (const id of ids) assert.equal(decode(id, "twitter").node, 3);
+  });
+
+  test("bad input: exit status 2 and the reason, no stack trace", () => {
+    for (const [args, reason] of [
+      [["decode", "-5"], "invalid"],
+      [["decode", "1", "--layout", "nope"], "\"nope\""],
+      [["generate", "--node", "5000"], "5000"],
+      [["frobnicate"], "unknown command"],
+    ]) {
+      const r = cli(...args);
+      assert.equal(r.status, 2, `${args.join(" ")}: ${r.stdout}`);
+      assert.ok(r.stderr.includes(reason), r.stderr);
+      assert.ok(!r.stderr.includes("    at "), r.stderr);
+    }
+  });
+});

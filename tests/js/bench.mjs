@@ -1,0 +1,201 @@
+// The npm package's benchmark: snowdrift against the JS ID generators people use, a floor
+// (floor.wat: wasm returning Date.now() as an i64) and Date.now() itself, all in this one
+// Node process. Prints a table per operation with ratios; no thresholds.
+//
+// Cost per ID is measured *below* the layout's ceiling (4,096 IDs per ms): each timed
+// burst starts on a fresh millisecond and makes at most 1,000 IDs (one nextBatch(4096)),
+// so what is timed is the work of a call, not waiting for the clock. Sustained
+// throughput (IDs in 1 s, ceiling included) is a row of its own.
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { createRequire } from "node:module";
+import { Snowdrift, decode, toBase32, fromBase32 } from "snowdrift";
+import { Snowflake as Sapphire } from "@sapphire/snowflake";
+import { Snowflake as NodejsSnowflake } from "nodejs-snowflake";
+import { v7 as uuidv7 } from "uuid";
+import { ulid } from "ulid";
+import { ObjectId } from "bson";
+import { floor } from "./floor.mjs";
+
+const require = createRequire(import.meta.url);
+const FlakeId = require("flake-idgen");
+
+const EPOCH = 1704067200000; // snowdrift's default epoch, given to every peer
+const BURST = 1000;
+const TIME_MS = Number(process.env.BENCH_MS || 400);
+const out = new Array(BURST);
+
+function waitForNextMs() {
+  const t = Date.now();
+  while (Date.now() === t);
+}
+
+/** ns per call of `fn`, in bursts of `burst` calls that each start on a fresh ms. */
+function perCall(fn, burst = BURST, perCallIds = 1) {
+  let ns = 0n;
+  let calls = 0;
+  // The first 100 ms warm up and are not counted.
+  const start = Date.now() + 100;
+  const end = start + TIME_MS;
+  for (let now = Date.now(); now < end; now = Date.now()) {
+    waitForNextMs();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < burst; i++) out[i] = fn();
+    if (now >= start) {
+      ns += process.hrtime.bigint() - t0;
+      calls += burst;
+    }
+  }
+  return Number(ns) / calls / perCallIds;
+}
+
+/** ns per call of `fn` in a plain loop (for calls that do not read the clock). */
+function perCallLoop(fn, inputs) {
+  const n = inputs.length;
+  for (let i = 0; i < 50_000; i++) out[i % BURST] = fn(inputs[i % n]);
+  let calls = 0;
+  const t0 = process.hrtime.bigint();
+  const end = Date.now() + TIME_MS;
+  while (Date.now() < end) {
+    for (let i = 0; i < BURST; i++) out[i] = fn(inputs[i % n]);
+    calls += BURST;
+  }
+  return Number(process.hrtime.bigint() - t0) / calls;
+}
+
+/** IDs in 1 s of back-to-back calls, and how many were not above the one before. */
+function sustained(fn, key = (x) => x) {
+  let count = 0;
+  let notAbove = 0;
+  let prev = key(fn());
+  let error = "";
+  const end = Date.now() + 1000;
+  try {
+    while (Date.now() < end) {
+      for (let i = 0; i < 256; i++) {
+        const k = key(fn());
+        if (k <= prev) notAbove++;
+        prev = k;
+      }
+      count += 256;
+    }
+  } catch (e) {
+    error = e.message;
+  }
+  return { count, notAbove, error };
+}
+
+const fmt = (ns) => (ns < 10 ? ns.toFixed(2) : ns.toFixed(1)).padStart(8);
+function table(title, rows, base) {
+  console.log(`\n${title}`);
+  console.log(`  ${"".padEnd(44)}${"ns/ID".padStart(8)}  ${`x ${base}`.padStart(14)}`);
+  const ref = rows.find(([name]) => name === base)?.[1];
+  for (const [name, ns] of rows) {
+    console.log(`  ${name.padEnd(44)}${fmt(ns)}  ${(ns / ref).toFixed(2).padStart(14)}`);
+  }
+  return Object.fromEntries(rows);
+}
+
+// --- generators --------------------------------------------------------------------
+const sd = new Snowdrift({ node: 1 });
+const sdWait = new Snowdrift({ node: 2, onClockBackwards: "wait" });
+const sdSustained = new Snowdrift({ node: 3 });
+const sdBatch = new Snowdrift({ node: 4, onClockBackwards: "wait" });
+const floorNext = floor();
+const sapphire = new Sapphire(EPOCH);
+const nodejsSnowflake = new NodejsSnowflake({ custom_epoch: EPOCH, instance_id: 1 });
+const flake = new FlakeId({ epoch: EPOCH });
+// A hand-written JS BigInt snowflake (no clock policy, no checks): the reference for what
+// plain JS costs.
+let jsLast = 0, jsSeq = 0;
+const jsBigInt = () => {
+  const now = Date.now();
+  if (now === jsLast) jsSeq = (jsSeq + 1) & 4095; else { jsLast = now; jsSeq = 0; }
+  return (BigInt(now - EPOCH) << 22n) | (1n << 12n) | BigInt(jsSeq);
+};
+
+console.log(`snowdrift npm package benchmark: Node ${process.version}, ${process.platform}-${process.arch}`);
+
+const next = table("next(): one ID (bursts of 1,000 on a fresh millisecond)", [
+  ["floor: wasm i64 from imported Date.now", perCall(floorNext)],
+  ["Date.now() alone", perCall(Date.now)],
+  ["snowdrift next()", perCall(() => sd.next())],
+  ["snowdrift next(), onClockBackwards: \"wait\"", perCall(() => sdWait.next())],
+  ["JS BigInt by hand (reference)", perCall(jsBigInt)],
+  ["@sapphire/snowflake generate()", perCall(() => sapphire.generate())],
+  ["nodejs-snowflake getUniqueID()", perCall(() => nodejsSnowflake.getUniqueID())],
+  ["flake-idgen next() (Buffer)", perCall(() => flake.next())],
+  ["uuid v7()", perCall(() => uuidv7())],
+  ["ulid()", perCall(() => ulid())],
+  ["bson new ObjectId()", perCall(() => new ObjectId())],
+], "floor: wasm i64 from imported Date.now");
+
+table("nextString(): one ID as a decimal string", [
+  ["snowdrift nextString()", perCall(() => sd.nextString())],
+  ["snowdrift String(next())", perCall(() => String(sd.next()))],
+  ["@sapphire/snowflake generate().toString()", perCall(() => sapphire.generate().toString())],
+  ["nodejs-snowflake getUniqueID().toString()", perCall(() => nodejsSnowflake.getUniqueID().toString())],
+], "snowdrift nextString()");
+
+const batch = table("nextBatch(4096), per ID (one batch per fresh millisecond)", [
+  ["snowdrift nextBatch(4096)", perCall(() => sdBatch.nextBatch(4096), 1, 4096)],
+  ["snowdrift next() x 1000", perCall(() => sd.next())],
+], "snowdrift nextBatch(4096)");
+
+const ids = Array.from(sd.nextBatch(4096));
+const sapphireIds = Array.from({ length: 4096 }, () => sapphire.generate());
+const texts = ids.map(toBase32);
+const dec = table("decode(id) -> parts", [
+  ["snowdrift decode(id)", perCallLoop((id) => decode(id), ids)],
+  ["snowdrift gen.decode(id)", perCallLoop((id) => sd.decode(id), ids)],
+  ["@sapphire/snowflake deconstruct(id)", perCallLoop((id) => sapphire.deconstruct(id), sapphireIds)],
+  ["nodejs-snowflake timestampFromID + instanceIDFromID", perCallLoop((id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], ids)],
+  ["JS BigInt by hand (reference)", perCallLoop((id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), ids)],
+], "snowdrift decode(id)");
+
+table("base32 (Crockford, 13 characters)", [
+  ["snowdrift toBase32(id)", perCallLoop((id) => toBase32(id), ids)],
+  ["snowdrift fromBase32(text)", perCallLoop((t) => fromBase32(t), texts)],
+  ["BigInt#toString(32) (reference, not Crockford)", perCallLoop((id) => id.toString(32), ids)],
+  ["BigInt(decimal string) (reference)", perCallLoop((s) => BigInt(s), ids.map(String))],
+], "snowdrift toBase32(id)");
+
+console.log("\nsustained: IDs in 1 s of back-to-back next() (layout ceiling 4,096,000/s)");
+for (const [name, fn, key] of [
+  ["snowdrift, onClockBackwards: \"wait\"", () => sdWait.next()],
+  ["snowdrift, default (\"borrow\", 1000 ms ahead)", () => sdSustained.next()],
+  ["@sapphire/snowflake", () => sapphire.generate()],
+  ["nodejs-snowflake", () => nodejsSnowflake.getUniqueID()],
+  ["flake-idgen", () => flake.next(), (b) => b.readBigUInt64BE()],
+]) {
+  const r = sustained(fn, key);
+  console.log(`  ${name.padEnd(44)}${String(r.count).padStart(10)} IDs  ${String(r.notAbove).padStart(9)} not above the previous${r.error ? `  (stopped: ${r.error})` : ""}`);
+}
+
+const pkgDir = new URL("./node_modules/snowdrift/", import.meta.url);
+const snippets = readdirSync(new URL("web/snippets/", pkgDir), { recursive: true })
+  .filter((f) => f.endsWith(".js"))
+  .map((f) => `web/snippets/${f}`);
+const browserFiles = ["browser.js", "web/snowdrift.js", ...snippets, "web/snowdrift_bg.wasm"];
+let raw = 0, gz = 0;
+console.log("\npackage size: the browser entry (what a page downloads)");
+for (const f of browserFiles) {
+  const bytes = readFileSync(new URL(f, pkgDir));
+  const g = gzipSync(bytes, { level: 9 }).length;
+  raw += bytes.length;
+  gz += g;
+  console.log(`  ${f.replace(/snowdrift-wasm-[0-9a-f]+/, "*").padEnd(44)}${String(bytes.length).padStart(8)} B raw ${String(g).padStart(8)} B gzip`);
+}
+console.log(`  ${"total".padEnd(44)}${String(raw).padStart(8)} B raw ${String(gz).padStart(8)} B gzip`);
+console.log(`  (node entry wasm: ${statSync(new URL("node/snowdrift_bg.wasm", pkgDir)).size} B raw)`);
+
+const floorNs = next["floor: wasm i64 from imported Date.now"];
+const sdNs = next["snowdrift next()"];
+const verdict = (ok) => (ok ? "met" : "NOT met");
+console.log("\ntargets");
+console.log(`  next() within 1.15x of the floor: ${(sdNs / floorNs).toFixed(2)}x, ${verdict(sdNs <= 1.15 * floorNs)}`);
+console.log(`  next() >= 2x faster than @sapphire/snowflake: ${(next["@sapphire/snowflake generate()"] / sdNs).toFixed(2)}x, ${verdict(next["@sapphire/snowflake generate()"] >= 2 * sdNs)}`);
+console.log(`  next() >= 2x faster than nodejs-snowflake: ${(next["nodejs-snowflake getUniqueID()"] / sdNs).toFixed(2)}x, ${verdict(next["nodejs-snowflake getUniqueID()"] >= 2 * sdNs)}`);
+console.log(`  nextBatch <= 3 ns per ID: ${batch["snowdrift nextBatch(4096)"].toFixed(2)} ns, ${verdict(batch["snowdrift nextBatch(4096)"] <= 3)}`);
+console.log(`  decode <= 15 ns: ${dec["snowdrift decode(id)"].toFixed(1)} ns, ${verdict(dec["snowdrift decode(id)"] <= 15)}`);
+console.log(`  browser entry <= 8 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 8 * 1024)}`);

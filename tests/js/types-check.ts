@@ -1,0 +1,41 @@
+// Compiled (not run) by types.test.mjs: the package's types resolve through its
+// `exports` "types" condition and describe the API as documented.
+import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt } from "snowdrift";
+import type { Parts, SnowdriftOptions } from "snowdrift";
+
+const options: SnowdriftOptions = {
+  layout: "twitter",
+  datacenter: 1,
+  worker: 2,
+  onClockBackwards: "wait",
+  maxWaitMs: 10,
+  clock: () => Date.now(),
+  notBefore: "123",
+};
+const gen = new Snowdrift(options);
+const id: bigint = gen.next();
+const s: string = gen.nextString();
+const batch: BigUint64Array = gen.nextBatch(10);
+const maybe: bigint | undefined = gen.tryNext();
+const parts: Parts = gen.decode(id);
+const ms: number = parts.timestampMs;
+const date: Date = parts.date;
+const dc: number | undefined = parts.datacenter;
+const back: bigint = compose(decode(s, "twitter"), "twitter");
+const custom = new Snowdrift({ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0 } });
+const text: string = toBase32(back);
+const again: bigint = fromBase32(text);
+const range: [bigint, bigint] = [minIdAt(ms), maxIdAt(ms, "discord")];
+const oid: ObjectId = ObjectId.generate();
+const seconds: number = ObjectId.parse(oid.toString()).timestamp;
+
+// @ts-expect-error IDs are bigints, never numbers
+decode(5);
+// @ts-expect-error unknown layouts are not layouts
+new Snowdrift({ layout: "snowflake" });
+// @ts-expect-error next() returns a bigint
+const wrong: number = gen.next();
+// @ts-expect-error the policy names are fixed
+new Snowdrift({ onClockBackwards: "retry" });
+
+export { batch, maybe, date, dc, custom, again, range, seconds, wrong };

@@ -1,0 +1,113 @@
+/** Names of the preset layouts. */
+export type LayoutName = "default" | "twitter" | "discord" | "sonyflake" | "instagram" | "baidu";
+
+/** A custom layout: field widths (bits), the time unit and the epoch (Unix ms). */
+export interface LayoutSpec {
+  timeBits: number;
+  /** An unsplit node field; or give `datacenterBits` + `workerBits`. */
+  nodeBits?: number;
+  datacenterBits?: number;
+  workerBits?: number;
+  sequenceBits: number;
+  /** Milliseconds per tick of the time field (default 1). */
+  unitMs?: number;
+  epochMs: number;
+  /** Field order below the time field (default "node-sequence"; Sonyflake is "sequence-node"). */
+  order?: "node-sequence" | "sequence-node";
+}
+
+export type Layout = LayoutName | LayoutSpec;
+
+export interface SnowdriftOptions {
+  /** Default "default": 41-bit ms since 2024-01-01, 10-bit node, 12-bit sequence (63 bits). */
+  layout?: Layout;
+  /** The node id (default 0). Distinct generators need distinct node ids. */
+  node?: number;
+  /** The datacenter part of a split node field (twitter, discord). */
+  datacenter?: number;
+  /** The worker part of a split node field (twitter, discord). */
+  worker?: number;
+  /**
+   * What to do when the clock reads earlier than the newest ID (default "borrow"):
+   * - "fail": throw an Error saying how far back it went;
+   * - "wait": busy-wait for the clock to catch up, at most `maxWaitMs` (default 100), else throw;
+   * - "borrow": go on from the newest time used, at most `maxAheadMs` (default 1000) ahead of the clock, else throw.
+   */
+  onClockBackwards?: "fail" | "wait" | "borrow";
+  maxWaitMs?: number;
+  maxAheadMs?: number;
+  /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. */
+  clock?: () => number;
+  /** Never issue an ID at or below this one (a high-water mark saved by an earlier run). */
+  notBefore?: bigint | string;
+}
+
+/** The fields of an ID. `datacenter` and `worker` are present for split layouts only. */
+export interface Parts {
+  /** Start of the ID's tick, Unix milliseconds. */
+  timestampMs: number;
+  date: Date;
+  node: number;
+  datacenter?: number;
+  worker?: number;
+  sequence: number;
+}
+
+/** The input of `compose`: `timestampMs` (or `date`), `node` or `datacenter` + `worker`, `sequence` (default 0). */
+export interface PartsInput {
+  timestampMs?: number;
+  date?: Date;
+  node?: number;
+  datacenter?: number;
+  worker?: number;
+  sequence?: number;
+}
+
+/** A Snowflake ID generator. IDs are unique and strictly increasing. */
+export declare class Snowdrift {
+  /** @throws {TypeError} an option of the wrong type. @throws {RangeError} an option out of range. */
+  constructor(options?: SnowdriftOptions);
+  /** The next ID. */
+  next(): bigint;
+  /** The next ID as a decimal string (safe in JSON). */
+  nextString(): string;
+  /** `n` (1 to 1,048,576) increasing IDs. */
+  nextBatch(n: number): BigUint64Array;
+  /** The next ID if one is available without waiting, else `undefined`. Never waits. */
+  tryNext(): bigint | undefined;
+  /** The parts of an ID of this generator's layout. */
+  decode(id: bigint | string): Parts;
+  /** The node id. */
+  readonly node: number;
+  /** Releases the wasm memory now instead of when the object is garbage-collected. */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The parts of an ID (layout "default" unless given). */
+export declare function decode(id: bigint | string, layout?: Layout): Parts;
+/** The ID made of these parts (layout "default" unless given). */
+export declare function compose(parts: PartsInput, layout?: Layout): bigint;
+/** 13 Crockford base32 characters; sorts like the number. */
+export declare function toBase32(id: bigint | string): string;
+/** Parses 13 Crockford base32 characters (either case). */
+export declare function fromBase32(text: string): bigint;
+/** The smallest ID any node makes in the tick holding `timeMs`. */
+export declare function minIdAt(timeMs: number, layout?: Layout): bigint;
+/** The largest ID any node makes in the tick holding `timeMs`. */
+export declare function maxIdAt(timeMs: number, layout?: Layout): bigint;
+
+/** A MongoDB ObjectId: 4 bytes of seconds, 5 random bytes per process, a 3-byte counter. */
+export declare class ObjectId {
+  private constructor();
+  static generate(): ObjectId;
+  /** @throws {RangeError} anything but 24 hex digits. */
+  static parse(hex: string): ObjectId;
+  /** 24 lowercase hex digits. */
+  toString(): string;
+  toJSON(): string;
+  /** Creation time in Unix seconds. */
+  readonly timestamp: number;
+  free(): void;
+  [Symbol.dispose](): void;
+}

@@ -1,0 +1,2 @@
+// Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load.
+module.exports = require("./node/snowdrift.js");

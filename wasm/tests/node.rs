@@ -1,0 +1,2 @@
+//! The binding's tests in Node (`wasm-bindgen-test-runner`).
+mod common;
