@@ -2,11 +2,8 @@
 
 mod bench;
 mod demo;
-<<<<<<< HEAD
 mod firmware;
-=======
 mod npm;
->>>>>>> npm
 mod test;
 mod util;
 
@@ -18,12 +15,9 @@ commands:
   demo      generate IDs under each clock policy, decode them, print text forms
   test      install what is missing, then run every test suite
   bench     run the benchmarks against peer crates and print the tables
-<<<<<<< HEAD
   firmware  build the firmware, boot it twice under QEMU (Cortex-M3, Cortex-M0, RISC-V),
             print the records; `firmware --size`: flash and RAM the core adds
-=======
   npm       build the npm package into wasm/pkg/
->>>>>>> npm
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
 fn main() -> ExitCode {
@@ -32,11 +26,8 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(),
-<<<<<<< HEAD
         Some("firmware") => firmware::run(&args[1..]),
-=======
         Some("npm") => npm::build(),
->>>>>>> npm
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");
