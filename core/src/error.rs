@@ -52,31 +52,53 @@ pub struct RangeError {
     pub max: u64,
 }
 
-impl fmt::Display for RangeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl RangeError {
+    /// The message, without allocating or formatting: the same text as `Display`.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::TWITTER.node_from(3, 40).unwrap_err();
+    /// assert_eq!(err.message().as_str(), "worker id 40 does not fit in 5 bits (max 31)");
+    /// ```
+    pub fn message(&self) -> Message {
         let RangeError {
             field,
             value,
             min,
             max,
         } = *self;
+        let mut m = Message::new();
         match field {
-            Field::Time => write!(
-                f,
-                "time {value} ms is outside the layout's range ({min}..={max} ms since the Unix epoch)"
-            ),
-            Field::Id => write!(
-                f,
-                "id {value} does not fit the layout's {} bits (max {max})",
-                64 - max.leading_zeros()
-            ),
-            _ => write!(
-                f,
-                "{} {value} does not fit in {} bits (max {max})",
-                field.name(),
-                64 - max.leading_zeros()
-            ),
+            Field::Time => {
+                m.push("time ")
+                    .num(value)
+                    .push(" ms is outside the layout's range (");
+                m.num(min)
+                    .push("..=")
+                    .num(max)
+                    .push(" ms since the Unix epoch)");
+            }
+            Field::Id => {
+                m.push("id ").num(value).push(" does not fit the layout's ");
+                m.num(u64::from(64 - max.leading_zeros()));
+                m.push(" bits (max ").num(max).push(")");
+            }
+            _ => {
+                m.push(field.name())
+                    .push(" ")
+                    .num(value)
+                    .push(" does not fit in ");
+                m.num(u64::from(64 - max.leading_zeros()));
+                m.push(" bits (max ").num(max).push(")");
+            }
         }
+        m
+    }
+}
+
+impl fmt::Display for RangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message().as_str())
     }
 }
 
@@ -118,25 +140,37 @@ pub enum LayoutError {
     },
 }
 
+impl LayoutError {
+    /// The message, without allocating or formatting: the same text as `Display`.
+    pub fn message(&self) -> Message {
+        let mut m = Message::new();
+        match *self {
+            LayoutError::NoTimeBits => m.push("the time field needs at least 1 bit"),
+            LayoutError::NoSequenceBits => m.push("the sequence field needs at least 1 bit"),
+            LayoutError::SequenceTooWide { bits } => m
+                .push("the sequence field takes ")
+                .num(u64::from(bits))
+                .push(" bits (max 32)"),
+            LayoutError::TooWide { total } => m
+                .push("the fields take ")
+                .num(u64::from(total))
+                .push(" bits (max 64)"),
+            LayoutError::NoNodeRoom => m.push("time and sequence take 64 bits together (max 63)"),
+            LayoutError::ZeroUnit => m.push("the time unit is 0 ms (min 1 ms)"),
+            LayoutError::EpochOutOfRange { epoch_ms } => m
+                .push("epoch ")
+                .num(epoch_ms)
+                .push(" ms plus the time field's range passes ")
+                .num(i64::MAX as u64)
+                .push(" ms"),
+        };
+        m
+    }
+}
+
 impl fmt::Display for LayoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            LayoutError::NoTimeBits => f.write_str("the time field needs at least 1 bit"),
-            LayoutError::NoSequenceBits => f.write_str("the sequence field needs at least 1 bit"),
-            LayoutError::SequenceTooWide { bits } => {
-                write!(f, "the sequence field takes {bits} bits (max 32)")
-            }
-            LayoutError::TooWide { total } => write!(f, "the fields take {total} bits (max 64)"),
-            LayoutError::NoNodeRoom => {
-                f.write_str("time and sequence take 64 bits together (max 63)")
-            }
-            LayoutError::ZeroUnit => f.write_str("the time unit is 0 ms (min 1 ms)"),
-            LayoutError::EpochOutOfRange { epoch_ms } => write!(
-                f,
-                "epoch {epoch_ms} ms plus the time field's range passes {} ms",
-                i64::MAX
-            ),
-        }
+        f.write_str(self.message().as_str())
     }
 }
 
@@ -199,33 +233,48 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The message, without allocating or formatting: the same text as `Display`.
+    ///
+    /// ```
+    /// use snowdrift::Error;
+    /// let err = Error::ClockBackwards { by_ms: 37, limit_ms: 0 };
+    /// assert_eq!(err.message().as_str(), "clock moved backwards by 37 ms (limit 0 ms)");
+    /// ```
+    pub fn message(&self) -> Message {
+        let mut m = Message::new();
+        match *self {
+            Error::ClockBackwards { by_ms, limit_ms } => m
+                .push("clock moved backwards by ")
+                .num(by_ms)
+                .push(" ms (limit ")
+                .num(limit_ms)
+                .push(" ms)"),
+            Error::SwitchNode { by_ms } => m
+                .push("clock moved backwards by ")
+                .num(by_ms)
+                .push(" ms: switch to an unused node id"),
+            Error::WouldBlock => m.push("no ID available without waiting"),
+            Error::TooFarAhead { ahead_ms, limit_ms } => m
+                .push("next ID would be ")
+                .num(ahead_ms)
+                .push(" ms ahead of the clock (limit ")
+                .num(limit_ms)
+                .push(" ms)"),
+            Error::Time(e) | Error::Range(e) => return e.message(),
+            Error::ClockStalled { at_ms } => m
+                .push("clock stopped at ")
+                .num(at_ms)
+                .push(" ms while waiting for it to advance"),
+            Error::Unsupported { reason } => m.push(reason),
+        };
+        m
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Error::ClockBackwards { by_ms, limit_ms } => {
-                write!(
-                    f,
-                    "clock moved backwards by {by_ms} ms (limit {limit_ms} ms)"
-                )
-            }
-            Error::SwitchNode { by_ms } => write!(
-                f,
-                "clock moved backwards by {by_ms} ms: switch to an unused node id"
-            ),
-            Error::WouldBlock => f.write_str("no ID available without waiting"),
-            Error::TooFarAhead { ahead_ms, limit_ms } => write!(
-                f,
-                "next ID would be {ahead_ms} ms ahead of the clock (limit {limit_ms} ms)"
-            ),
-            Error::Time(e) | Error::Range(e) => e.fmt(f),
-            Error::ClockStalled { at_ms } => {
-                write!(
-                    f,
-                    "clock stopped at {at_ms} ms while waiting for it to advance"
-                )
-            }
-            Error::Unsupported { reason } => f.write_str(reason),
-        }
+        f.write_str(self.message().as_str())
     }
 }
 
@@ -284,29 +333,146 @@ pub enum ParseErrorKind {
     },
 }
 
+impl ParseError {
+    /// The message, without allocating or formatting: the same text as `Display`.
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// let err = text::parse_decimal("12x4").unwrap_err();
+    /// assert_eq!(err.message().as_str(), "invalid character 'x' at position 2");
+    /// ```
+    pub fn message(&self) -> Message {
+        let mut m = Message::new();
+        let position = self.position as u64;
+        match self.kind {
+            ParseErrorKind::Empty => m.push("empty input"),
+            ParseErrorKind::InvalidChar { found } => m
+                .push("invalid character ")
+                .quoted(found)
+                .push(" at position ")
+                .num(position),
+            ParseErrorKind::Overflow => m
+                .push("value does not fit in 64 bits (at position ")
+                .num(position)
+                .push(")"),
+            ParseErrorKind::WrongLength { expected, found } => m
+                .push("wrong length: ")
+                .num(found as u64)
+                .push(" characters (expected ")
+                .num(expected as u64)
+                .push(")"),
+            ParseErrorKind::TooLong { max } => m
+                .push("too long: at most ")
+                .num(max as u64)
+                .push(" characters"),
+        };
+        m
+    }
+}
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ParseErrorKind::Empty => f.write_str("empty input"),
-            ParseErrorKind::InvalidChar { found } => {
-                write!(
-                    f,
-                    "invalid character {found:?} at position {}",
-                    self.position
-                )
-            }
-            ParseErrorKind::Overflow => {
-                write!(
-                    f,
-                    "value does not fit in 64 bits (at position {})",
-                    self.position
-                )
-            }
-            ParseErrorKind::WrongLength { expected, found } => {
-                write!(f, "wrong length: {found} characters (expected {expected})")
-            }
-            ParseErrorKind::TooLong { max } => write!(f, "too long: at most {max} characters"),
+        f.write_str(self.message().as_str())
+    }
+}
+
+/// An error message in a fixed buffer, built without allocating and without
+/// `core::fmt` (whose machinery is most of a small wasm or firmware image that only needs
+/// the text). Every error type's `message()` returns one; `Display` writes the same text.
+///
+/// ```
+/// use snowdrift::LayoutError;
+/// let m = LayoutError::TooWide { total: 65 }.message();
+/// assert_eq!(m.as_str(), "the fields take 65 bits (max 64)");
+/// assert_eq!(&*m, m.as_str());
+/// ```
+#[derive(Clone, Copy)]
+pub struct Message {
+    buf: [u8; Message::CAPACITY],
+    len: usize,
+}
+
+impl Message {
+    /// The most bytes a message holds; every message of this crate fits.
+    pub const CAPACITY: usize = 192;
+
+    const fn new() -> Message {
+        Message {
+            buf: [0; Message::CAPACITY],
+            len: 0,
         }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only whole UTF-8 sequences are ever pushed (see `push`).
+        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+
+    /// Appends `s`, or as much of it as fits, cut at a character boundary.
+    fn push(&mut self, s: &str) -> &mut Message {
+        let mut n = s.len().min(Message::CAPACITY - self.len);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        self
+    }
+
+    /// Appends `n` in decimal.
+    fn num(&mut self, mut n: u64) -> &mut Message {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // ASCII digits.
+        self.push(core::str::from_utf8(&digits[i..]).unwrap_or(""))
+    }
+
+    /// Appends `c` as Rust's `{:?}` writes a char: in single quotes, escaped.
+    fn quoted(&mut self, c: char) -> &mut Message {
+        self.push("'");
+        if c == '"' {
+            // `{:?}` of a char leaves double quotes alone; `escape_debug` would not.
+            self.push("\"");
+        } else {
+            for e in c.escape_debug() {
+                self.push(e.encode_utf8(&mut [0; 4]));
+            }
+        }
+        self.push("'")
+    }
+}
+
+impl core::ops::Deref for Message {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for Message {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
     }
 }
 
@@ -314,3 +480,215 @@ impl core::error::Error for RangeError {}
 impl core::error::Error for LayoutError {}
 impl core::error::Error for Error {}
 impl core::error::Error for ParseError {}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::format;
+    use std::string::ToString;
+
+    /// The text `Display` wrote before messages were built by hand, with `write!`.
+    fn formatted(e: &Error) -> std::string::String {
+        match *e {
+            Error::ClockBackwards { by_ms, limit_ms } => {
+                format!("clock moved backwards by {by_ms} ms (limit {limit_ms} ms)")
+            }
+            Error::SwitchNode { by_ms } => {
+                format!("clock moved backwards by {by_ms} ms: switch to an unused node id")
+            }
+            Error::WouldBlock => "no ID available without waiting".to_string(),
+            Error::TooFarAhead { ahead_ms, limit_ms } => {
+                format!("next ID would be {ahead_ms} ms ahead of the clock (limit {limit_ms} ms)")
+            }
+            Error::Time(RangeError {
+                field: Field::Time,
+                value,
+                min,
+                max,
+            }) => format!(
+                "time {value} ms is outside the layout's range ({min}..={max} ms since the Unix epoch)"
+            ),
+            Error::Range(RangeError {
+                field: Field::Id,
+                value,
+                max,
+                ..
+            }) => format!(
+                "id {value} does not fit the layout's {} bits (max {max})",
+                64 - max.leading_zeros()
+            ),
+            Error::Range(RangeError {
+                field, value, max, ..
+            }) => format!(
+                "{} {value} does not fit in {} bits (max {max})",
+                field.name(),
+                64 - max.leading_zeros()
+            ),
+            Error::ClockStalled { at_ms } => {
+                format!("clock stopped at {at_ms} ms while waiting for it to advance")
+            }
+            Error::Unsupported { reason } => reason.to_string(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn generator_messages_match_the_formatted_text_at_the_extremes() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            37,
+            99,
+            100,
+            4095,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let range = |field| RangeError {
+                field,
+                value: n,
+                min: n / 3,
+                max: n,
+            };
+            let errors = [
+                Error::ClockBackwards {
+                    by_ms: n,
+                    limit_ms: n / 7,
+                },
+                Error::SwitchNode { by_ms: n },
+                Error::WouldBlock,
+                Error::TooFarAhead {
+                    ahead_ms: n,
+                    limit_ms: n / 2,
+                },
+                Error::Time(range(Field::Time)),
+                Error::Range(range(Field::Id)),
+                Error::Range(range(Field::Node)),
+                Error::Range(range(Field::Datacenter)),
+                Error::Range(range(Field::Worker)),
+                Error::Range(range(Field::Sequence)),
+                Error::ClockStalled { at_ms: n },
+                Error::Unsupported {
+                    reason: "the history policy needs a ring: use Generator::with_history",
+                },
+            ];
+            for e in errors {
+                assert_eq!(e.message().as_str(), formatted(&e));
+                assert_eq!(e.to_string(), formatted(&e));
+            }
+        }
+    }
+
+    #[test]
+    fn layout_messages_match_the_formatted_text() {
+        let cases = [
+            (
+                LayoutError::NoTimeBits,
+                "the time field needs at least 1 bit".to_string(),
+            ),
+            (
+                LayoutError::NoSequenceBits,
+                "the sequence field needs at least 1 bit".to_string(),
+            ),
+            (
+                LayoutError::SequenceTooWide { bits: 33 },
+                "the sequence field takes 33 bits (max 32)".to_string(),
+            ),
+            (
+                LayoutError::TooWide { total: 65 },
+                "the fields take 65 bits (max 64)".to_string(),
+            ),
+            (
+                LayoutError::NoNodeRoom,
+                "time and sequence take 64 bits together (max 63)".to_string(),
+            ),
+            (
+                LayoutError::ZeroUnit,
+                "the time unit is 0 ms (min 1 ms)".to_string(),
+            ),
+            (
+                LayoutError::EpochOutOfRange { epoch_ms: u64::MAX },
+                format!(
+                    "epoch {} ms plus the time field's range passes {} ms",
+                    u64::MAX,
+                    i64::MAX
+                ),
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.message().as_str(), text);
+            assert_eq!(e.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn parse_messages_quote_every_char_as_debug_does() {
+        let chars = [
+            'x',
+            '!',
+            '\'',
+            '"',
+            '\\',
+            '\n',
+            '\t',
+            '\0',
+            '\u{7f}',
+            'é',
+            '\u{301}',
+            '\u{200b}',
+            '😀',
+            '\u{10ffff}',
+        ];
+        for found in chars {
+            for position in [0, 7, usize::MAX] {
+                let e = ParseError {
+                    kind: ParseErrorKind::InvalidChar { found },
+                    position,
+                };
+                let text = format!("invalid character {found:?} at position {position}");
+                assert_eq!(e.message().as_str(), text);
+                assert_eq!(e.to_string(), text);
+            }
+        }
+        let cases = [
+            (ParseErrorKind::Empty, 0, "empty input".to_string()),
+            (
+                ParseErrorKind::Overflow,
+                12,
+                "value does not fit in 64 bits (at position 12)".to_string(),
+            ),
+            (
+                ParseErrorKind::WrongLength {
+                    expected: 13,
+                    found: 5,
+                },
+                0,
+                "wrong length: 5 characters (expected 13)".to_string(),
+            ),
+            (
+                ParseErrorKind::TooLong { max: 20 },
+                0,
+                "too long: at most 20 characters".to_string(),
+            ),
+        ];
+        for (kind, position, text) in cases {
+            let e = ParseError { kind, position };
+            assert_eq!(e.message().as_str(), text);
+        }
+    }
+
+    #[test]
+    fn a_message_longer_than_its_buffer_is_cut_at_a_char_boundary() {
+        let mut m = Message::new();
+        for _ in 0..100 {
+            m.push("é");
+        }
+        assert_eq!(m.as_str().len(), Message::CAPACITY);
+        m.push("ab");
+        assert_eq!(m.as_str().chars().count(), Message::CAPACITY / 2);
+    }
+}

@@ -86,7 +86,7 @@ pub use clock::CounterClock;
 pub use clock::{Clock, FnClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-pub use error::{Error, Field, LayoutError, ParseError, ParseErrorKind, RangeError};
+pub use error::{Error, Field, LayoutError, Message, ParseError, ParseErrorKind, RangeError};
 pub use generator::{Batch, Generator};
 pub use id::Parts;
 pub use layout::{Layout, LayoutBuilder, Order};

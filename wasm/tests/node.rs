@@ -1,2 +1,0 @@
-//! The binding's tests in Node (`wasm-bindgen-test-runner`).
-mod common;
