@@ -6,7 +6,7 @@
 // burst starts on a fresh millisecond and makes at most 1,000 IDs (one nextBatch(4096)),
 // so what is timed is the work of a call, not waiting for the clock. Sustained
 // throughput (IDs in 1 s, ceiling included) is a row of its own.
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { Snowdrift, decode, toBase32, fromBase32 } from "snowdrift";
@@ -173,10 +173,7 @@ for (const [name, fn, key] of [
 }
 
 const pkgDir = new URL("./node_modules/snowdrift/", import.meta.url);
-const snippets = readdirSync(new URL("web/snippets/", pkgDir), { recursive: true })
-  .filter((f) => f.endsWith(".js"))
-  .map((f) => `web/snippets/${f}`);
-const browserFiles = ["browser.js", "web/snowdrift.js", ...snippets, "web/snowdrift_bg.wasm"];
+const browserFiles = ["browser.js", "api.mjs", "snowdrift.wasm"];
 let raw = 0, gz = 0;
 console.log("\npackage size: the browser entry (what a page downloads)");
 for (const f of browserFiles) {
@@ -184,10 +181,9 @@ for (const f of browserFiles) {
   const g = gzipSync(bytes, { level: 9 }).length;
   raw += bytes.length;
   gz += g;
-  console.log(`  ${f.replace(/snowdrift-wasm-[0-9a-f]+/, "*").padEnd(44)}${String(bytes.length).padStart(8)} B raw ${String(g).padStart(8)} B gzip`);
+  console.log(`  ${f.padEnd(44)}${String(bytes.length).padStart(8)} B raw ${String(g).padStart(8)} B gzip`);
 }
 console.log(`  ${"total".padEnd(44)}${String(raw).padStart(8)} B raw ${String(gz).padStart(8)} B gzip`);
-console.log(`  (node entry wasm: ${statSync(new URL("node/snowdrift_bg.wasm", pkgDir)).size} B raw)`);
 
 const floorNs = next["floor: wasm i64 from imported Date.now"];
 const sdNs = next["snowdrift next()"];

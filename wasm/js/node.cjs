@@ -1,2 +1,7 @@
 // Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load.
-module.exports = require("./node/snowdrift.js");
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
+const { create } = require("./api.cjs");
+
+const wasm = new WebAssembly.Module(readFileSync(join(__dirname, "snowdrift.wasm")));
+module.exports = create((imports) => new WebAssembly.Instance(wasm, imports).exports);

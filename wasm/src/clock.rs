@@ -1,21 +1,46 @@
-//! The core `Clock` over JS time: `Date.now()` by default, or the user's `clock` function.
+//! The core `Clock` over JS time: `Date.now()` by default, or a user's `clock` function.
 
-use core::cell::RefCell;
-
-use js_sys::Function;
 use snowdrift::Clock;
-use wasm_bindgen::prelude::*;
 
-use crate::interop;
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = Date, js_name = now)]
-    fn date_now() -> f64;
+#[cfg(target_arch = "wasm32")]
+mod imports {
+    #[link(wasm_import_module = "env")]
+    extern "C" {
+        /// `Date.now`.
+        pub fn now() -> f64;
+        /// The user's clock function number `slot`: Unix ms in 0..2^53, or -1 if it threw
+        /// or returned something else (JS keeps that error and throws it).
+        pub fn clock(slot: u32) -> f64;
+        /// `crypto.getRandomValues` over `len` bytes at `ptr`.
+        pub fn random(ptr: *mut u8, len: u32);
+    }
 }
 
-/// A reading no layout accepts: the generator reports it as a time error, and the call
-/// then throws the clock's own error instead.
+/// Stand-ins for host builds (tests and lints): the system clock, no custom clocks.
+#[cfg(not(target_arch = "wasm32"))]
+mod imports {
+    pub unsafe fn now() -> f64 {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        since.map_or(0.0, |d| d.as_millis() as f64)
+    }
+    pub unsafe fn clock(_slot: u32) -> f64 {
+        -1.0
+    }
+    pub unsafe fn random(ptr: *mut u8, len: u32) {
+        for i in 0..len as usize {
+            *ptr.add(i) = (i as u8).wrapping_mul(151).wrapping_add(7);
+        }
+    }
+}
+
+/// Fills `buf` from `crypto.getRandomValues`.
+pub fn random(buf: &mut [u8]) {
+    // SAFETY: the import writes exactly `len` bytes at `ptr`, inside `buf`.
+    unsafe { imports::random(buf.as_mut_ptr(), buf.len() as u32) }
+}
+
+/// A reading no layout accepts: the generator reports it as a time error, and JS then
+/// throws the clock's own error instead.
 const FAILED: u64 = u64::MAX;
 
 /// Wall-clock time for generators.
@@ -27,71 +52,30 @@ const FAILED: u64 = u64::MAX;
 /// some browsers, stops while the machine sleeps), so a long-lived process would stamp
 /// IDs with the wrong time and interleave badly with other nodes. The rare backwards step
 /// of `Date.now()` is what `onClockBackwards` is for.
+#[derive(Clone, Copy)]
 pub enum JsClock {
+    /// `Date.now()`.
     DateNow,
-    Custom {
-        f: Function,
-        /// What the function threw or returned that is not a time, until it is rethrown.
-        error: RefCell<Option<JsValue>>,
-    },
-}
-
-impl JsClock {
-    pub fn new(custom: Option<Function>) -> JsClock {
-        match custom {
-            None => JsClock::DateNow,
-            Some(f) => JsClock::Custom {
-                f,
-                error: RefCell::new(None),
-            },
-        }
-    }
-
-    /// The error the clock function raised during the last call, if any.
-    pub fn take_error(&self) -> Option<JsValue> {
-        match self {
-            JsClock::DateNow => None,
-            JsClock::Custom { error, .. } => error.borrow_mut().take(),
-        }
-    }
+    /// The user's function number `slot` (JS holds the functions).
+    Custom(u32),
 }
 
 impl Clock for JsClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        match self {
-            // Date.now() is an integer in 0..2^53 by definition; `as` saturates anyway.
-            JsClock::DateNow => date_now() as u64,
-            JsClock::Custom { f, error } => {
-                let reading = f.call0(&JsValue::UNDEFINED);
-                match reading.as_ref().map(JsValue::as_f64) {
-                    Ok(Some(ms)) if ms >= 0.0 && ms <= interop::MAX_SAFE as f64 => {
-                        ms as u64 // drops the fraction of performance.now()-style clocks
-                    }
-                    Ok(Some(_)) => {
-                        let v = reading.unwrap_or(JsValue::UNDEFINED);
-                        *error.borrow_mut() = Some(
-                            interop::int_arg("the clock's reading", &v, 0, interop::MAX_SAFE)
-                                .err()
-                                .unwrap_or(JsValue::UNDEFINED),
-                        );
-                        FAILED
-                    }
-                    Ok(None) => {
-                        let v = reading.unwrap_or(JsValue::UNDEFINED);
-                        *error.borrow_mut() = Some(interop::wrong_type(
-                            "the clock's reading",
-                            "a number of Unix milliseconds",
-                            &v,
-                        ));
-                        FAILED
-                    }
-                    Err(thrown) => {
-                        *error.borrow_mut() = Some(thrown.clone());
-                        FAILED
-                    }
-                }
+        // SAFETY: the imports take and return plain numbers.
+        let ms = unsafe {
+            match *self {
+                JsClock::DateNow => imports::now(),
+                JsClock::Custom(slot) => imports::clock(slot),
             }
+        };
+        // Date.now() is an integer in 0..2^53; a custom reading was checked by JS (and
+        // its fraction dropped here), or is -1 for a failure.
+        if ms >= 0.0 {
+            ms as u64
+        } else {
+            FAILED
         }
     }
 }

@@ -1,57 +1,203 @@
-//! The free functions: decode, compose, text forms and ID ranges for a point in time.
+//! Layouts and the free functions: decode, compose, text forms, ID ranges for a time.
+//!
+//! Layouts are passed by address: `sd_layout_default`, a preset from `sd_layout_preset`,
+//! the one custom layout slot filled by `sd_layout_custom`, or a generator's.
 
-use snowdrift::{text, Layout};
-use wasm_bindgen::prelude::*;
+use alloc::boxed::Box;
+use core::cell::UnsafeCell;
+use snowdrift::{text, Layout, Order, Parts};
 
-use crate::interop::{self, JsResult};
+use crate::io::{self, fail, id_result, text_in, text_out, ERR_RANGE};
 
-/// The parts of `id` under `layout`.
-pub fn decode_with(layout: &Layout, id: &JsValue) -> JsResult<JsValue> {
-    let id = interop::id_arg("id", id)?;
-    let parts = layout.decode(id).map_err(interop::range_of)?;
-    Ok(interop::parts_to_js(layout, parts))
+struct Slot(UnsafeCell<Layout>);
+// SAFETY: one thread per module instance (see lib.rs).
+unsafe impl Sync for Slot {}
+
+static DEFAULT: Layout = Layout::DEFAULT;
+static CUSTOM: Slot = Slot(UnsafeCell::new(Layout::DEFAULT));
+
+/// The default layout.
+#[no_mangle]
+pub extern "C" fn sd_layout_default() -> *const Layout {
+    &DEFAULT
 }
 
-/// `decode(id, layout?)`: the parts of an ID (default layout unless given).
-#[wasm_bindgen]
-pub fn decode(id: JsValue, layout: JsValue) -> JsResult<JsValue> {
-    decode_with(&interop::layout_arg(&layout)?, &id)
+/// The preset named by the `len` bytes in the text buffer, or 0 for an unknown name. JS
+/// asks once per name and keeps the address (six presets at most: a few bytes each).
+#[no_mangle]
+pub extern "C" fn sd_layout_preset(len: u32) -> *const Layout {
+    match Layout::preset(text_in(len)) {
+        Some(layout) => Box::leak(Box::new(layout)),
+        None => core::ptr::null(),
+    }
 }
 
-/// `compose(parts, layout?)`: the ID made of these parts.
-#[wasm_bindgen]
-pub fn compose(parts: JsValue, layout: JsValue) -> JsResult<u64> {
-    let layout = interop::layout_arg(&layout)?;
-    let parts = interop::parts_from_js(&layout, &parts)?;
-    layout.compose(parts).map_err(interop::range_of)
+/// A custom layout (field widths checked by the core), in the one custom slot: valid
+/// until the next call. `split` says datacenter + worker were given instead of node bits;
+/// `order` 1 is sequence-then-node. Returns 0 with the error recorded if the core rejects
+/// it.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sd_layout_custom(
+    time_bits: u32,
+    node_bits: u32,
+    datacenter_bits: u32,
+    worker_bits: u32,
+    split: u32,
+    sequence_bits: u32,
+    unit_ms: u32,
+    epoch_ms: f64,
+    order: u32,
+) -> *const Layout {
+    let mut b = Layout::builder()
+        .time_bits(time_bits)
+        .sequence_bits(sequence_bits)
+        .unit_ms(unit_ms)
+        .epoch_ms(epoch_ms as u64)
+        .order(if order == 1 {
+            Order::SequenceThenNode
+        } else {
+            Order::NodeThenSequence
+        });
+    b = if split != 0 {
+        b.datacenter_bits(datacenter_bits).worker_bits(worker_bits)
+    } else {
+        b.node_bits(node_bits)
+    };
+    match b.build() {
+        Ok(layout) => {
+            // SAFETY: one thread; no reference to the slot outlives a call.
+            unsafe { *CUSTOM.0.get() = layout };
+            CUSTOM.0.get()
+        }
+        Err(e) => {
+            fail(ERR_RANGE, &e.message());
+            core::ptr::null()
+        }
+    }
 }
 
-/// `toBase32(id)`: 13 Crockford base32 characters that sort like the number.
-#[wasm_bindgen(js_name = toBase32)]
-pub fn to_base32(id: JsValue) -> JsResult<JsValue> {
-    let id = interop::id_arg("id", &id)?;
-    Ok(interop::ascii_to_js(&text::to_base32(id)))
+/// Facts about a layout JS needs to check node arguments: field 0 the largest node id,
+/// 1 the largest datacenter id, 2 the largest worker id, 3 whether the node is split (1).
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_layout_fact(layout: *const Layout, field: u32) -> f64 {
+    let l = &*layout;
+    (match field {
+        0 => l.max_node(),
+        1 => l.max_datacenter(),
+        2 => l.max_worker(),
+        _ => u64::from(l.is_split()),
+    }) as f64
 }
 
-/// `fromBase32(text)`: the ID written as 13 Crockford base32 characters.
-#[wasm_bindgen(js_name = fromBase32)]
-pub fn from_base32(text: JsValue) -> JsResult<u64> {
-    let s = interop::str_arg("text", &text)?;
-    text::parse_base32(&s).map_err(|e| interop::parse_error("base32", &s, e))
+/// The node id of `datacenter` + `worker` (each already within its field's range).
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_node_from(layout: *const Layout, datacenter: f64, worker: f64) -> f64 {
+    match (*layout).node_from(datacenter as u64, worker as u64) {
+        Ok(node) => node as f64,
+        Err(e) => {
+            fail(ERR_RANGE, &e.message());
+            -1.0
+        }
+    }
 }
 
-/// `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`.
-#[wasm_bindgen(js_name = minIdAt)]
-pub fn min_id_at(time_ms: JsValue, layout: JsValue) -> JsResult<u64> {
-    let layout = interop::layout_arg(&layout)?;
-    let t = interop::int_arg("timeMs", &time_ms, 0, interop::MAX_SAFE)?;
-    layout.min_id_at(t).map_err(interop::range_of)
+/// Decodes `id` into the number slots: time (Unix ms), node, datacenter, worker, sequence.
+/// Returns 1 for a split layout, 0 for an unsplit one, -1 with the error recorded.
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_decode(layout: *const Layout, id: i64) -> i32 {
+    let l = &*layout;
+    match l.decode(id as u64) {
+        Ok(p) => {
+            let num = &mut io::io().num;
+            num[0] = p.time_ms as f64;
+            num[1] = p.node as f64;
+            num[4] = p.sequence as f64;
+            if l.is_split() {
+                num[2] = l.datacenter_of(p.node) as f64;
+                num[3] = l.worker_of(p.node) as f64;
+                1
+            } else {
+                0
+            }
+        }
+        Err(e) => {
+            fail(ERR_RANGE, &e.message());
+            -1
+        }
+    }
 }
 
-/// `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`.
-#[wasm_bindgen(js_name = maxIdAt)]
-pub fn max_id_at(time_ms: JsValue, layout: JsValue) -> JsResult<u64> {
-    let layout = interop::layout_arg(&layout)?;
-    let t = interop::int_arg("timeMs", &time_ms, 0, interop::MAX_SAFE)?;
-    layout.max_id_at(t).map_err(interop::range_of)
+/// The ID of these parts (each an integer already checked against 0..2^53), or -1 with
+/// the error recorded.
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_compose(
+    layout: *const Layout,
+    time_ms: f64,
+    node: f64,
+    sequence: f64,
+) -> i64 {
+    let parts = Parts {
+        time_ms: time_ms as u64,
+        node: node as u64,
+        sequence: sequence as u64,
+    };
+    id_result((*layout).compose(parts), |e| fail(ERR_RANGE, &e.message()))
+}
+
+/// The smallest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
+    id_result((*layout).min_id_at(time_ms as u64), |e| {
+        fail(ERR_RANGE, &e.message())
+    })
+}
+
+/// The largest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
+///
+/// # Safety
+/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_max_id_at(layout: *const Layout, time_ms: f64) -> i64 {
+    id_result((*layout).max_id_at(time_ms as u64), |e| {
+        fail(ERR_RANGE, &e.message())
+    })
+}
+
+/// Writes the 13 Crockford base32 characters of `id` into the text buffer.
+#[no_mangle]
+pub extern "C" fn sd_to_base32(id: i64) -> u32 {
+    text_out(&text::to_base32(id as u64))
+}
+
+/// Parses the base32 text of `len` bytes in the text buffer, or -1 with the error recorded.
+#[no_mangle]
+pub extern "C" fn sd_from_base32(len: u32) -> i64 {
+    id_result(text::parse_base32(text_in(len)), |e| {
+        fail(ERR_RANGE, &e.message())
+    })
+}
+
+/// Parses the decimal text of `len` bytes in the text buffer, or -1 with the error
+/// recorded.
+#[no_mangle]
+pub extern "C" fn sd_parse_decimal(len: u32) -> i64 {
+    id_result(text::parse_decimal(text_in(len)), |e| {
+        fail(ERR_RANGE, &e.message())
+    })
 }

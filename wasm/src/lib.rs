@@ -1,13 +1,23 @@
-//! The wasm-bindgen layer of the `snowdrift` npm package. It holds no ID logic: each
-//! exported class wraps a core type (`Snowdrift` a `Generator`, `ObjectId` an
-//! `ObjectId`), the free functions call the core's decode/compose/text functions, and all
-//! conversions and errors live in `interop`.
+//! The wasm layer of the `snowdrift` npm package: plain exported functions (no
+//! wasm-bindgen) over the core, called by the package's hand-written JS (`wasm/js/api.mjs`).
+//! It holds no ID logic: every export calls a core function and moves numbers and short
+//! strings across.
 //!
-//! Features: `std` (default) links the standard library, as the wasm-bindgen tests need;
-//! the package is built without it, with a trapping panic handler and a small allocator,
-//! which keeps std's panic and formatting machinery out of the wasm.
+//! The ABI: IDs cross as `i64` (JS `bigint`), small integers as `f64` or `u32`. A call that
+//! can fail returns a sentinel (`-1`, or `0` for pointers) and records the error in [`io`]:
+//! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. As
+//! `-1` is also the bit pattern of the ID 2^64-1, JS reads the kind before it believes a
+//! `-1`. Strings cross through the text buffer, decoded parts through the number slots,
+//! batches through the batch buffer (all at fixed addresses, see [`io`]).
+//!
+//! Imports (module `env`): `now() -> f64` (`Date.now`), `clock(slot) -> f64` (the user's
+//! clock function number `slot`, already checked by JS: Unix ms, or `-1` if it failed) and
+//! `random(ptr, len)` (`crypto.getRandomValues`).
+//!
+//! The crate builds for the host too (with stand-in imports), so `cargo clippy
+//! --workspace` and `cargo test --workspace` cover it.
 
-#![cfg_attr(not(feature = "std"), no_std)]
+#![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
 
@@ -18,31 +28,13 @@ compile_error!(
 
 mod clock;
 mod functions;
-mod interop;
+mod generator;
+mod io;
 mod objectid;
-mod snowdrift;
 
-/// Per-module state (the wasm is single-threaded: see the `compile_error!` above).
-pub(crate) struct Global<T>(core::cell::RefCell<Option<T>>);
+pub use io::{ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK};
 
-// SAFETY: without the atomics feature a wasm module instance runs on one thread, and
-// each instance (worker, isolate) has its own memory, so no two threads share a static.
-unsafe impl<T> Sync for Global<T> {}
-
-impl<T> Global<T> {
-    pub(crate) const fn new() -> Self {
-        Global(core::cell::RefCell::new(None))
-    }
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> R {
-        f(&mut self.0.borrow_mut())
-    }
-}
-
-pub use crate::functions::{compose, decode, from_base32, max_id_at, min_id_at, to_base32};
-pub use crate::objectid::ObjectId;
-pub use crate::snowdrift::Snowdrift;
-
-#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
+#[cfg(target_arch = "wasm32")]
 mod wasm_runtime {
     /// Single-threaded wasm: the free-list allocator needs no lock.
     #[global_allocator]

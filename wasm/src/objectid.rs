@@ -1,70 +1,49 @@
-//! The `ObjectId` class: MongoDB ObjectIds from the core, with the process bytes and the
-//! counter start drawn from `crypto.getRandomValues`.
+//! MongoDB ObjectIds from the core, with the process bytes and the counter start drawn
+//! from `crypto.getRandomValues`.
 
-use snowdrift::{ObjectId as CoreObjectId, ObjectIdGenerator};
-use wasm_bindgen::prelude::*;
+use core::cell::UnsafeCell;
+use snowdrift::{ObjectId, ObjectIdGenerator};
 
-use crate::clock::JsClock;
-use crate::interop::{self, JsResult};
-use crate::Global;
+use crate::clock::{random, JsClock};
+use crate::io::{fail, text_in, text_out, ERR_RANGE};
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues)]
-    fn get_random_values(buf: &mut [u8]);
-}
+struct Shared(UnsafeCell<Option<ObjectIdGenerator<JsClock>>>);
+// SAFETY: one thread per module instance (see lib.rs).
+unsafe impl Sync for Shared {}
 
 /// One generator per module instance (per process, worker or isolate), created on first
 /// use: workerd allows no random numbers while a module loads.
-static GENERATOR: Global<ObjectIdGenerator<JsClock>> = Global::new();
+static GENERATOR: Shared = Shared(UnsafeCell::new(None));
 
-/// A MongoDB ObjectId: 4 bytes of seconds, 5 random bytes per process, a 3-byte counter.
-#[wasm_bindgen]
-pub struct ObjectId {
-    id: CoreObjectId,
+/// A new ObjectId: its 24 hex digits into the text buffer; returns its timestamp (s).
+#[no_mangle]
+pub extern "C" fn sd_objectid_generate() -> f64 {
+    // SAFETY: one thread; the reference does not outlive this call.
+    let slot = unsafe { &mut *GENERATOR.0.get() };
+    let gen = slot.get_or_insert_with(|| {
+        let mut bytes = [0u8; 8];
+        random(&mut bytes);
+        let [p0, p1, p2, p3, p4, c0, c1, c2] = bytes;
+        let counter = u32::from_be_bytes([0, c0, c1, c2]);
+        ObjectIdGenerator::new(JsClock::DateNow, [p0, p1, p2, p3, p4], counter)
+    });
+    put(gen.next())
 }
 
-#[wasm_bindgen]
-impl ObjectId {
-    /// A new ObjectId.
-    pub fn generate() -> ObjectId {
-        let id = GENERATOR.with(|g| {
-            let gen = g.get_or_insert_with(|| {
-                let mut random = [0u8; 8];
-                get_random_values(&mut random);
-                let [p0, p1, p2, p3, p4, c0, c1, c2] = random;
-                let counter = u32::from_be_bytes([0, c0, c1, c2]);
-                ObjectIdGenerator::new(JsClock::new(None), [p0, p1, p2, p3, p4], counter)
-            });
-            gen.next()
-        });
-        ObjectId { id }
+/// Parses the `len` bytes of hex in the text buffer; writes the lowercase form back and
+/// returns the timestamp (s), or -1 with the error recorded.
+#[no_mangle]
+pub extern "C" fn sd_objectid_parse(len: u32) -> f64 {
+    match ObjectId::parse(text_in(len)) {
+        Ok(id) => put(id),
+        Err(e) => {
+            fail(ERR_RANGE, &e.message());
+            -1.0
+        }
     }
+}
 
-    /// Parses 24 hex digits.
-    pub fn parse(hex: JsValue) -> JsResult<ObjectId> {
-        let s = interop::str_arg("hex", &hex)?;
-        CoreObjectId::parse(&s)
-            .map(|id| ObjectId { id })
-            .map_err(|e| interop::parse_error("ObjectId", &s, e))
-    }
-
-    /// 24 lowercase hex digits.
-    #[wasm_bindgen(js_name = toString)]
-    #[allow(clippy::inherent_to_string)]
-    pub fn to_string(&self) -> JsValue {
-        interop::ascii_to_js(&self.id.to_hex())
-    }
-
-    /// The same as `toString()`, so `JSON.stringify` writes the hex form.
-    #[wasm_bindgen(js_name = toJSON)]
-    pub fn to_json(&self) -> JsValue {
-        self.to_string()
-    }
-
-    /// Creation time in Unix seconds.
-    #[wasm_bindgen(getter)]
-    pub fn timestamp(&self) -> u32 {
-        self.id.timestamp()
-    }
+fn put(id: ObjectId) -> f64 {
+    text_out(&id.to_hex());
+    f64::from(id.timestamp())
 }

@@ -1,18 +1,15 @@
 //! `cargo xtask npm`: builds the `snowdrift` npm package into `wasm/pkg/`, and the `npm`
 //! test suite and JS benchmark that run against it.
 //!
-//! The package is a release build of the `snowdrift-wasm` crate, passed through
-//! `wasm-bindgen` twice (`--target nodejs` for Node, Deno and Bun; `--target web` for
-//! browsers and workerd) and `wasm-opt -Oz` (npm `binaryen`), plus the hand-written files
-//! in `wasm/js/`: the entry points, the types, the `snowdrift` command and package.json.
+//! The package is a release build of the `snowdrift-wasm` crate (plain exported functions,
+//! no wasm-bindgen) passed through `wasm-opt -Oz` (npm `binaryen`), plus the hand-written
+//! files in `wasm/js/`: the JS API over the exports (`api.mjs`, and `api.cjs` made from it
+//! here), the entry points, the types, the `snowdrift` command and package.json.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{self, cargo, ensure_apt, ensure_targets, output, root, run_in, Result};
-
-/// Must equal the `wasm-bindgen` version pinned in `wasm/Cargo.toml`.
-const WASM_BINDGEN: &str = "0.2.130";
+use crate::util::{self, cargo, ensure_apt, ensure_targets, root, run_in, Result};
 
 fn js_dir() -> PathBuf {
     root().join("tests/js")
@@ -25,16 +22,6 @@ fn pkg_dir() -> PathBuf {
 /// Installs what building the package needs, skipping what is there.
 fn ensure_tools() -> Result {
     ensure_targets(&["wasm32-unknown-unknown"])?;
-    let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
-    if have.split_whitespace().nth(1) != Some(WASM_BINDGEN) {
-        util::cargo(&[
-            "install",
-            "wasm-bindgen-cli",
-            "--version",
-            WASM_BINDGEN,
-            "--force",
-        ])?;
-    }
     ensure_node_modules()
 }
 
@@ -79,92 +66,55 @@ pub fn build() -> Result {
         "wasm32-unknown-unknown",
         "--profile",
         "wasm-release",
-        "--no-default-features",
     ])?;
     let wasm = root().join("target/wasm32-unknown-unknown/wasm-release/snowdrift_wasm.wasm");
     let pkg = pkg_dir();
     if pkg.exists() {
         fs::remove_dir_all(&pkg).map_err(|e| format!("cannot clear {}: {e}", pkg.display()))?;
     }
+    fs::create_dir_all(&pkg).map_err(|e| format!("cannot create {}: {e}", pkg.display()))?;
     let wasm_opt = js_dir().join("node_modules/.bin/wasm-opt");
-    for (target, dir) in [("nodejs", "node"), ("web", "web")] {
-        let out = pkg.join(dir);
-        util::run(
-            "wasm-bindgen",
-            &[
-                "--target",
-                target,
-                "--out-dir",
-                path_str(&out)?,
-                "--out-name",
-                "snowdrift",
-                "--no-typescript",
-                path_str(&wasm)?,
-            ],
-        )?;
-        let bg = out.join("snowdrift_bg.wasm");
-        util::run(
-            path_str(&wasm_opt)?,
-            &[
-                "-Oz",
-                "--enable-bulk-memory",
-                "--enable-nontrapping-float-to-int",
-                "--enable-sign-ext",
-                "--enable-reference-types",
-                "--enable-multivalue",
-                "--enable-mutable-globals",
-                path_str(&bg)?,
-                "-o",
-                path_str(&bg)?,
-            ],
-        )?;
-    }
-    // The web glue and the JS snippets of both builds are ES modules; say so for tools
-    // that go by package.json (the Node glue loads its snippets with require(esm)).
-    for dir in ["web", "node/snippets"] {
-        write(
-            &pkg.join(dir).join("package.json"),
-            "{ \"type\": \"module\" }\n",
-        )?;
-    }
+    util::run(
+        path_str(&wasm_opt)?,
+        &[
+            "-Oz",
+            "--enable-bulk-memory",
+            "--enable-nontrapping-float-to-int",
+            "--enable-sign-ext",
+            "--enable-mutable-globals",
+            "--enable-multivalue",
+            "--enable-reference-types",
+            "--strip-debug",
+            "--strip-producers",
+            path_str(&wasm)?,
+            "-o",
+            path_str(&pkg.join("snowdrift.wasm"))?,
+        ],
+    )?;
     copy_dir(&root().join("wasm/js"), &pkg)?;
+    // The CommonJS copy of the API module, so that require("snowdrift") needs no
+    // require(esm): the same text with its one export turned into module.exports.
+    let api = fs::read_to_string(root().join("wasm/js/api.mjs"))
+        .map_err(|e| format!("cannot read api.mjs: {e}"))?;
+    let export = "export function create(";
+    let exports = api.lines().filter(|l| l.starts_with("export ")).count();
+    if exports != 1 || !api.contains(export) {
+        return Err("api.mjs must have exactly one export, `export function create(`".into());
+    }
+    let cjs = api.replace(export, "function create(") + "\nmodule.exports = { create };\n";
+    write(&pkg.join("api.cjs"), &cjs)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
     Ok(())
 }
 
-/// The `npm` test suite: wasm-bindgen tests in Node and headless Chromium, then the JS
-/// tests (API, vectors, errors, clock policies, smoke test in every runtime, duplicates).
+/// The `npm` test suite: the JS tests (API, vectors, errors, clock policies, the binding's
+/// own checks and the smoke test in every runtime including Node and headless Chromium,
+/// duplicates, types, the command), all against the built package.
 pub fn test() -> Result {
-    ensure_apt(&[
-        ("chromium", "chromium"),
-        ("chromium-driver", "chromedriver"),
-    ])?;
+    ensure_apt(&[("chromium", "chromium")])?;
     build()?;
-    let runner = [(
-        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
-        "wasm-bindgen-test-runner",
-    )];
-    let test = |name: &str, extra: &[(&str, &str)]| {
-        let env: Vec<(&str, &str)> = runner.iter().chain(extra).copied().collect();
-        run_in(
-            &root(),
-            &util::cargo_bin(),
-            &[
-                "test",
-                "-p",
-                "snowdrift-wasm",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--test",
-                name,
-            ],
-            &env,
-        )
-    };
-    test("node", &[])?;
-    test("browser", &[("CHROMEDRIVER", "/usr/bin/chromedriver")])?;
     run_in(
         &js_dir(),
         "node",

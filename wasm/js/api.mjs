@@ -1,0 +1,464 @@
+// The JS half of the package: the public classes and functions over the wasm exports
+// (wasm/src/*.rs). It holds no ID logic: it checks arguments (types, option names,
+// integer ranges, with messages naming the value and the allowed range), passes numbers
+// to wasm, and turns the results into bigints, strings, Parts and errors. Bit packing,
+// layouts, clock policies and the core's own error texts all stay in the wasm.
+//
+// `create(instantiate)` is called once by each entry file with a function that
+// instantiates the module with the given imports and returns its exports.
+
+const MAX_ID = 0xffffffffffffffffn;
+const MAX_SAFE = 2 ** 53 - 1;
+const MAX_U32 = 4294967295;
+const MAX_BATCH = 1 << 20;
+const ERR_RANGE = 1;
+const ERR_WOULD_BLOCK = 3;
+// Offsets in the wasm's shared buffers (`Io` in wasm/src/io.rs, checked there).
+const IO_ERR_KIND = 40, IO_ERR_LEN = 44, IO_ERR = 48, IO_TEXT = 304, IO_BATCH = 4400;
+const TEXT_CAP = 4096, BATCH_CAP = 4096;
+const PRESET_NAMES = '"default", "twitter", "discord", "sonyflake", "instagram", "baidu"';
+const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
+  "maxAheadMs", "clock", "notBefore"];
+const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
+  "unitMs", "epochMs", "order"];
+const POLICIES = { fail: 0, wait: 1, borrow: 2 };
+
+/** A value as a user would write it, for messages. */
+function describe(v) {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "bigint") return v + "n";
+  try { return String(v); } catch { return Object.prototype.toString.call(v); }
+}
+
+const typeName = (v) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+const wrongType = (what, expected, v) =>
+  new TypeError(`${what} must be ${expected}, got ${typeName(v)} ${describe(v)}`);
+
+/** The RangeError for a number outside `min..=max` or not an integer, else undefined. */
+function intError(what, x, min, max) {
+  // As the core sees it: finite values beyond ±2^63 are not integers it could take.
+  const fraction = Number.isFinite(x) && (!Number.isInteger(x) || Math.abs(x) > 2 ** 63);
+  if (x >= min && x <= max && !fraction) return undefined;
+  return new RangeError(fraction
+    ? `${what} ${describe(x)} is not an integer (allowed ${min}..=${max})`
+    : `${what} ${describe(x)} is outside the allowed range ${min}..=${max}`);
+}
+
+/** An integer `number` in `min..=max`. */
+function intArg(what, v, min, max) {
+  if (typeof v !== "number") throw wrongType(what, "a number", v);
+  const e = intError(what, v, min, max);
+  if (e) throw e;
+  return v;
+}
+
+const optInt = (obj, key, min, max) => (obj[key] === undefined ? undefined : intArg(key, obj[key], min, max));
+
+function strArg(what, v) {
+  if (typeof v !== "string") throw wrongType(what, "a string", v);
+  return v;
+}
+
+/** Rejects keys of an options object that are not in `known` (catches typos). */
+function checkKeys(what, obj, known) {
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw wrongType(what, "an object", obj);
+  for (const key of Object.keys(obj)) {
+    if (!known.includes(key)) {
+      throw new RangeError(`unknown ${what} option ${describe(key)} (allowed: ${known.join(", ")})`);
+    }
+  }
+}
+
+/** Parts of an ID. `date` is computed when read; JSON carries it as before. */
+class Parts {
+  constructor(timestampMs, node, sequence, datacenter, worker) {
+    this.timestampMs = timestampMs;
+    this.node = node;
+    if (datacenter !== undefined) {
+      this.datacenter = datacenter;
+      this.worker = worker;
+    }
+    this.sequence = sequence;
+  }
+  /** The start of the ID's tick, as a Date (a new one each read). */
+  get date() {
+    return new Date(this.timestampMs);
+  }
+  toJSON() {
+    const { timestampMs, node, datacenter, worker, sequence } = this;
+    return datacenter === undefined
+      ? { timestampMs, date: this.date, node, sequence }
+      : { timestampMs, date: this.date, node, datacenter, worker, sequence };
+  }
+}
+
+export function create(instantiate) {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  const clocks = [];
+  const freeClocks = [];
+  let clockError;
+  let u8, u32, f64, u64;
+
+  const w = instantiate({
+    env: {
+      now: Date.now,
+      clock(slot) {
+        clockError = undefined;
+        const f = clocks[slot];
+        let v;
+        try {
+          v = f();
+        } catch (e) {
+          clockError = { error: e };
+          return -1;
+        }
+        if (typeof v !== "number") {
+          clockError = { error: wrongType("the clock's reading", "a number of Unix milliseconds", v) };
+          return -1;
+        }
+        if (v >= 0 && v <= MAX_SAFE) return v;
+        clockError = { error: intError("the clock's reading", v, 0, MAX_SAFE) };
+        return -1;
+      },
+      random(ptr, len) {
+        crypto.getRandomValues(new Uint8Array(w.memory.buffer, ptr, len));
+      },
+    },
+  });
+  const io = w.sd_io();
+  const DEFAULT = w.sd_layout_default();
+  const presets = new Map();
+
+  /** New views after the memory grew (only calls that allocate can grow it). */
+  function views() {
+    const b = w.memory.buffer;
+    u8 = new Uint8Array(b);
+    u32 = new Uint32Array(b);
+    f64 = new Float64Array(b);
+    u64 = new BigUint64Array(b);
+  }
+  views();
+
+  /** The error the last call recorded: the clock's own if it failed, else the core's. */
+  function takeError() {
+    if (clockError) {
+      const { error } = clockError;
+      clockError = undefined;
+      return error;
+    }
+    const kind = u32[(io + IO_ERR_KIND) >> 2];
+    const message = decoder.decode(u8.subarray(io + IO_ERR, io + IO_ERR + u32[(io + IO_ERR_LEN) >> 2]));
+    return kind === ERR_RANGE ? new RangeError(message) : new Error(message);
+  }
+  const errorKind = () => u32[(io + IO_ERR_KIND) >> 2];
+
+  /** An ID result of wasm: the bits as an unsigned bigint, or the recorded error. */
+  function idOut(r, onError = takeError) {
+    if (r >= 0n) return r;
+    if (r === -1n && errorKind() !== 0) throw onError();
+    return BigInt.asUintN(64, r);
+  }
+
+  /** Writes `s` into the text buffer; returns its length in bytes. */
+  function textIn(what, s) {
+    const { read, written } = encoder.encodeInto(s, u8.subarray(io + IO_TEXT, io + IO_TEXT + TEXT_CAP));
+    if (read < s.length) {
+      throw new RangeError(`${what} ${describe(s.slice(0, 32) + "...")} is too long (${s.length} characters)`);
+    }
+    return written;
+  }
+  const textOut = (n) => String.fromCharCode.apply(null, u8.subarray(io + IO_TEXT, io + IO_TEXT + n));
+
+  const parseError = (form, input) =>
+    new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
+
+  /** An ID argument: a `bigint` in 0..=2^64-1, or its decimal string. */
+  function idArg(what, v) {
+    if (typeof v === "bigint") {
+      if (v >= 0n && v <= MAX_ID) return v;
+      throw new RangeError(`${what} ${describe(v)} is outside 0..=18446744073709551615`);
+    }
+    if (typeof v === "string") return idOut(w.sd_parse_decimal(textIn(what, v)), () => parseError("decimal", v));
+    throw wrongType(what, "a bigint or a decimal string", v);
+  }
+
+  /** A layout argument (a preset name, a layout object, or undefined): its wasm address. */
+  function layoutArg(v) {
+    if (v === undefined) return DEFAULT;
+    if (typeof v === "string") {
+      let ptr = presets.get(v);
+      if (ptr === undefined) {
+        ptr = w.sd_layout_preset(textIn("layout", v));
+        views();
+        if (ptr === 0) {
+          throw new RangeError(`unknown layout ${describe(v)} (allowed: ${PRESET_NAMES}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
+        }
+        presets.set(v, ptr);
+      }
+      return ptr;
+    }
+    if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
+    checkKeys("layout", v, LAYOUT_KEYS);
+    const required = (key) => {
+      if (v[key] === undefined) throw new TypeError(`layout.${key} is required`);
+      return v[key];
+    };
+    const timeBits = intArg("timeBits", required("timeBits"), 0, 64);
+    const sequenceBits = intArg("sequenceBits", required("sequenceBits"), 0, 64);
+    const epochMs = intArg("epochMs", required("epochMs"), 0, MAX_SAFE);
+    const n = optInt(v, "nodeBits", 0, 64);
+    const d = optInt(v, "datacenterBits", 0, 64);
+    const wk = optInt(v, "workerBits", 0, 64);
+    const split = !(n !== undefined && d === undefined && wk === undefined);
+    // A full description (as in the shared vectors) gives all three: they must agree.
+    if (split && n !== undefined && n !== (d ?? 0) + (wk ?? 0)) {
+      throw new RangeError("layout.nodeBits must equal datacenterBits + workerBits when all are given");
+    }
+    const unitMs = optInt(v, "unitMs", 1, MAX_U32) ?? 1;
+    let order = 0;
+    if (v.order !== undefined) {
+      const o = strArg("layout.order", v.order);
+      if (o === "sequence-node") order = 1;
+      else if (o !== "node-sequence") {
+        throw new RangeError(`layout.order ${describe(o)} is not one of "node-sequence", "sequence-node"`);
+      }
+    }
+    const ptr = w.sd_layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
+    if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
+    return ptr;
+  }
+
+  /** The node id from `node`, or from `datacenter` + `worker` on a split layout. */
+  function nodeArg(obj, layout) {
+    const { node, datacenter, worker } = obj;
+    if (datacenter === undefined && worker === undefined) {
+      return node === undefined ? 0 : intArg("node", node, 0, w.sd_layout_fact(layout, 0));
+    }
+    if (!w.sd_layout_fact(layout, 3)) {
+      throw new RangeError("this layout has no datacenter/worker split: give node instead");
+    }
+    const field = (key, v, max) => (v === undefined ? 0 : intArg(key, v, 0, max));
+    const d = field("datacenter", datacenter, w.sd_layout_fact(layout, 1));
+    const wk = field("worker", worker, w.sd_layout_fact(layout, 2));
+    const split = w.sd_node_from(layout, d, wk);
+    if (split < 0) throw takeError();
+    // A decoded Parts object carries all three: they must agree.
+    if (node !== undefined && intArg("node", node, 0, MAX_SAFE) !== split) {
+      throw new RangeError(`node ${describe(node)} does not match datacenter + worker (node ${split})`);
+    }
+    return split;
+  }
+
+  /** `onClockBackwards` with `maxWaitMs` / `maxAheadMs`: [policy, bound]. Default: borrow, 1 s ahead. */
+  function policyArg(options) {
+    const name = options.onClockBackwards === undefined ? "borrow" : strArg("onClockBackwards", options.onClockBackwards);
+    const wait = optInt(options, "maxWaitMs", 0, MAX_U32);
+    const ahead = optInt(options, "maxAheadMs", 0, MAX_U32);
+    const misplaced = (key, policy) => new RangeError(`${key} applies only to onClockBackwards: "${policy}"`);
+    if ((name === "fail" || name === "wait") && ahead !== undefined) throw misplaced("maxAheadMs", "borrow");
+    if ((name === "fail" || name === "borrow") && wait !== undefined) throw misplaced("maxWaitMs", "wait");
+    if (name === "fail") return [POLICIES.fail, 0];
+    if (name === "wait") return [POLICIES.wait, wait ?? 100];
+    if (name === "borrow") return [POLICIES.borrow, ahead ?? 1000];
+    throw new RangeError(`onClockBackwards ${describe(name)} is not one of "fail", "wait", "borrow"`);
+  }
+
+  function decodeWith(layout, id) {
+    id = idArg("id", id);
+    const r = w.sd_decode(layout, id);
+    const i = io >> 3;
+    if (r === 0) return new Parts(f64[i], f64[i + 1], f64[i + 4]);
+    if (r === 1) return new Parts(f64[i], f64[i + 1], f64[i + 4], f64[i + 2], f64[i + 3]);
+    throw takeError();
+  }
+
+  // Releases a collected generator's wasm memory and clock slot. workerd has no
+  // FinalizationRegistry (without a compatibility flag): there `free()` does it.
+  const registry = typeof FinalizationRegistry === "function"
+    ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
+    : { register() {}, unregister() {} };
+  function release(gen, slot) {
+    w.sd_gen_free(gen);
+    if (slot >= 0) {
+      clocks[slot] = undefined;
+      freeClocks.push(slot);
+    }
+  }
+  const FREED = -1; // an address past the end of memory: any use traps
+
+  /** A Snowflake ID generator. */
+  class Snowdrift {
+    #gen;
+    #slot;
+    #layout;
+
+    /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, notBefore })`. */
+    constructor(options) {
+      options = options ?? {};
+      checkKeys("Snowdrift", options, OPTIONS);
+      const layout = layoutArg(options.layout);
+      const node = nodeArg(options, layout);
+      const [policy, bound] = policyArg(options);
+      const clock = options.clock;
+      if (clock !== undefined && typeof clock !== "function") {
+        throw wrongType("clock", "a function returning Unix milliseconds", clock);
+      }
+      const notBefore = options.notBefore === undefined ? undefined : idArg("notBefore", options.notBefore);
+      let slot = -1;
+      if (clock !== undefined) {
+        slot = freeClocks.length ? freeClocks.pop() : clocks.length;
+        clocks[slot] = clock;
+      }
+      const gen = w.sd_gen_new(layout, node, policy, bound, slot);
+      views();
+      if (gen === 0 || (notBefore !== undefined && w.sd_gen_resume(gen, notBefore) < 0)) {
+        const error = takeError();
+        if (gen !== 0) w.sd_gen_free(gen);
+        if (slot >= 0) {
+          clocks[slot] = undefined;
+          freeClocks.push(slot);
+        }
+        throw error;
+      }
+      this.#gen = gen;
+      this.#slot = slot;
+      this.#layout = w.sd_gen_layout(gen);
+      registry.register(this, { gen, slot }, this);
+    }
+
+    /** The next ID. */
+    next() {
+      const r = w.sd_next(this.#gen);
+      return r >= 0n ? r : idOut(r);
+    }
+
+    /** The next ID as a decimal string (safe in JSON). */
+    nextString() {
+      return String(this.next());
+    }
+
+    /** `n` increasing IDs. */
+    nextBatch(n) {
+      n = intArg("n", n, 1, MAX_BATCH);
+      const out = new BigUint64Array(n);
+      const at = (io + IO_BATCH) >> 3;
+      for (let done = 0; done < n;) {
+        const k = Math.min(n - done, BATCH_CAP);
+        if (w.sd_fill(this.#gen, k) < 0) throw takeError();
+        out.set(u64.subarray(at, at + k), done);
+        done += k;
+      }
+      return out;
+    }
+
+    /** The next ID if one is ready without waiting, else `undefined`. */
+    tryNext() {
+      const r = w.sd_try_next(this.#gen);
+      if (r >= 0n) return r;
+      if (r === -1n && errorKind() === ERR_WOULD_BLOCK && !clockError) return undefined;
+      return idOut(r);
+    }
+
+    /** The parts of an ID of this generator's layout. */
+    decode(id) {
+      return decodeWith(this.#layout, id);
+    }
+
+    /** The node id. */
+    get node() {
+      return w.sd_gen_node(this.#gen);
+    }
+
+    /** Releases the wasm memory now instead of when the object is garbage-collected. */
+    free() {
+      if (this.#gen === FREED) return;
+      registry.unregister(this);
+      release(this.#gen, this.#slot);
+      this.#gen = this.#layout = FREED;
+    }
+  }
+
+  const KEY = Symbol("ObjectId");
+
+  /** A MongoDB ObjectId: 4 bytes of seconds, 5 random bytes per process, a 3-byte counter. */
+  class ObjectId {
+    #hex;
+    #timestamp;
+    constructor(key, hex, timestamp) {
+      if (key !== KEY) throw new TypeError("use ObjectId.generate() or ObjectId.parse(hex)");
+      this.#hex = hex;
+      this.#timestamp = timestamp;
+    }
+    /** A new ObjectId. */
+    static generate() {
+      const timestamp = w.sd_objectid_generate();
+      return new ObjectId(KEY, textOut(24), timestamp);
+    }
+    /** Parses 24 hex digits. */
+    static parse(hex) {
+      const s = strArg("hex", hex);
+      const timestamp = w.sd_objectid_parse(textIn("hex", s));
+      if (timestamp < 0) throw parseError("ObjectId", s);
+      return new ObjectId(KEY, textOut(24), timestamp);
+    }
+    /** 24 lowercase hex digits. */
+    toString() {
+      return this.#hex;
+    }
+    toJSON() {
+      return this.#hex;
+    }
+    /** Creation time in Unix seconds. */
+    get timestamp() {
+      return this.#timestamp;
+    }
+    /** Nothing to release (kept for compatibility: ObjectIds hold no wasm memory). */
+    free() {}
+  }
+
+  if (typeof Symbol.dispose === "symbol") {
+    Snowdrift.prototype[Symbol.dispose] = Snowdrift.prototype.free;
+    ObjectId.prototype[Symbol.dispose] = ObjectId.prototype.free;
+  }
+
+  return {
+    Snowdrift,
+    ObjectId,
+    /** `decode(id, layout?)`: the parts of an ID (default layout unless given). */
+    decode(id, layout) {
+      return decodeWith(layout === undefined ? DEFAULT : layoutArg(layout), id);
+    },
+    /** `compose(parts, layout?)`: the ID made of these parts. */
+    compose(parts, layout) {
+      const l = layoutArg(layout);
+      if (typeof parts !== "object" || parts === null) throw wrongType("parts", "an object", parts);
+      let time = parts.timestampMs;
+      if (time === undefined && parts.date instanceof Date) time = parts.date.getTime();
+      if (time === undefined) throw new TypeError("parts.timestampMs is required");
+      const timeMs = intArg("timestampMs", time, 0, MAX_SAFE);
+      const sequence = parts.sequence === undefined ? 0 : intArg("sequence", parts.sequence, 0, MAX_SAFE);
+      const node = nodeArg(parts, l);
+      return idOut(w.sd_compose(l, timeMs, node, sequence));
+    },
+    /** `toBase32(id)`: 13 Crockford base32 characters that sort like the number. */
+    toBase32(id) {
+      return textOut(w.sd_to_base32(idArg("id", id)));
+    },
+    /** `fromBase32(text)`: the ID written as 13 Crockford base32 characters. */
+    fromBase32(text) {
+      const s = strArg("text", text);
+      return idOut(w.sd_from_base32(textIn("text", s)), () => parseError("base32", s));
+    },
+    /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
+    minIdAt(timeMs, layout) {
+      const l = layoutArg(layout);
+      return idOut(w.sd_min_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+    },
+    /** `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`. */
+    maxIdAt(timeMs, layout) {
+      const l = layoutArg(layout);
+      return idOut(w.sd_max_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+    },
+  };
+}

@@ -1,0 +1,143 @@
+//! Generators: a core `Generator` over a `JsClock`, boxed in wasm memory, addressed by JS
+//! through its pointer.
+
+use alloc::boxed::Box;
+use snowdrift::{Generator, Layout, Policy};
+
+use crate::clock::JsClock;
+use crate::io::{self, fail_gen, id_result, BATCH_CAP};
+
+/// A generator with a copy of its layout (which `sd_decode` takes by address).
+pub struct Gen {
+    gen: Generator<JsClock>,
+    layout: Layout,
+}
+
+/// `onClockBackwards: "fail"`.
+pub const POLICY_FAIL: u32 = 0;
+/// `onClockBackwards: "wait"`, `bound` = `maxWaitMs`.
+pub const POLICY_WAIT: u32 = 1;
+// Anything else: `onClockBackwards: "borrow"` (2), `bound` = `maxAheadMs`.
+
+/// A new generator on `*layout` for `node` (checked by the core), with the policy and its
+/// bound, on `Date.now` (`clock` = -1) or the user's clock function number `clock`.
+/// Returns its address, or 0 with the error recorded.
+///
+/// # Safety
+/// `layout` points to a layout from `sd_layout_*`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_gen_new(
+    layout: *const Layout,
+    node: f64,
+    policy: u32,
+    bound: f64,
+    clock: i32,
+) -> *mut Gen {
+    let bound = bound as u32;
+    let policy = match policy {
+        POLICY_FAIL => Policy::Fail,
+        POLICY_WAIT => Policy::Wait { max_wait_ms: bound },
+        _ => Policy::Borrow {
+            max_ahead_ms: bound,
+        },
+    };
+    let clock = if clock < 0 {
+        JsClock::DateNow
+    } else {
+        JsClock::Custom(clock as u32)
+    };
+    match Generator::new(clock, *layout, node as u64, policy) {
+        Ok(gen) => Box::into_raw(Box::new(Gen {
+            layout: gen.layout(),
+            gen,
+        })),
+        Err(e) => {
+            fail_gen(e);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// Releases a generator.
+///
+/// # Safety
+/// `gen` came from `sd_gen_new` and is not used again.
+#[no_mangle]
+pub unsafe extern "C" fn sd_gen_free(gen: *mut Gen) {
+    drop(Box::from_raw(gen));
+}
+
+/// Never issue an ID at or below `id`. Returns 0, or -1 with the error recorded.
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_gen_resume(gen: *mut Gen, id: i64) -> i32 {
+    match (*gen).gen.resume_after(id as u64) {
+        Ok(()) => 0,
+        Err(e) => {
+            fail_gen(e);
+            -1
+        }
+    }
+}
+
+/// The next ID, or -1 with the error recorded.
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_next(gen: *mut Gen) -> i64 {
+    id_result((*gen).gen.next(), fail_gen)
+}
+
+/// The next ID if one is ready without waiting, or -1 with the error recorded
+/// (would-block when it would have to wait).
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_try_next(gen: *mut Gen) -> i64 {
+    id_result((*gen).gen.try_next(), fail_gen)
+}
+
+/// Writes `n` (at most the batch buffer's 4,096) increasing IDs into the batch buffer.
+/// Returns `n`, or -1 with the error recorded.
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_fill(gen: *mut Gen, n: u32) -> i32 {
+    let gen = &mut (*gen).gen;
+    let n = (n as usize).min(BATCH_CAP);
+    let out = &mut io::io().batch[..n];
+    let mut done = 0;
+    while done < n {
+        match gen.next_batch((n - done) as u32) {
+            Ok(batch) => done += batch.write_to(&mut out[done..]),
+            Err(e) => {
+                fail_gen(e);
+                return -1;
+            }
+        }
+    }
+    n as i32
+}
+
+/// The generator's layout, for `sd_decode`.
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_gen_layout(gen: *mut Gen) -> *const Layout {
+    &(*gen).layout
+}
+
+/// The generator's node id.
+///
+/// # Safety
+/// `gen` is a live generator from `sd_gen_new`.
+#[no_mangle]
+pub unsafe extern "C" fn sd_gen_node(gen: *mut Gen) -> f64 {
+    (*gen).gen.node() as f64
+}

@@ -1,0 +1,136 @@
+//! The fixed buffers JS reads and writes, and the error slot.
+
+use core::cell::UnsafeCell;
+
+/// Error kind: a value out of range (JS `RangeError`).
+pub const ERR_RANGE: u32 = 1;
+/// Error kind: the clock or the generator failed (JS `Error`).
+pub const ERR_PLAIN: u32 = 2;
+/// Error kind: no ID without waiting (`tryNext` returns `undefined`).
+pub const ERR_WOULD_BLOCK: u32 = 3;
+
+/// Capacity of the text buffer, in bytes.
+pub const TEXT_CAP: usize = 4096;
+/// Capacity of the batch buffer, in IDs.
+pub const BATCH_CAP: usize = 4096;
+/// Capacity of the error message buffer, in bytes (every core message is far shorter).
+const MESSAGE_CAP: usize = 256;
+
+/// Everything JS exchanges with the module besides arguments and results.
+#[repr(C)]
+pub struct Io {
+    /// Decoded parts: time (Unix ms), node, datacenter, worker, sequence.
+    pub num: [f64; 5],
+    /// The kind of the last error (0: none).
+    pub err_kind: u32,
+    /// Length of the last error message.
+    pub err_len: u32,
+    /// The last error message, UTF-8.
+    pub err: [u8; MESSAGE_CAP],
+    /// Strings in and out: UTF-8 in, ASCII out.
+    pub text: [u8; TEXT_CAP],
+    /// IDs of `nextBatch`, a chunk at a time.
+    pub batch: [u64; BATCH_CAP],
+}
+
+struct Shared(UnsafeCell<Io>);
+
+// SAFETY: a wasm module instance runs on one thread (no atomics feature, see lib.rs), and
+// each instance has its own memory; host builds only use it from single-threaded tests.
+unsafe impl Sync for Shared {}
+
+static IO: Shared = Shared(UnsafeCell::new(Io {
+    num: [0.0; 5],
+    err_kind: 0,
+    err_len: 0,
+    err: [0; MESSAGE_CAP],
+    text: [0; TEXT_CAP],
+    batch: [0; BATCH_CAP],
+}));
+
+/// The shared buffers. Callers hold the reference only within one export call and never
+/// across a call into JS that could call back into the module.
+#[allow(clippy::mut_from_ref)]
+pub fn io() -> &'static mut Io {
+    // SAFETY: single-threaded (see `Shared`), and each export takes this reference once,
+    // uses it, and drops it before returning; no export is re-entered while it holds it
+    // (the imports JS provides never call exports).
+    unsafe { &mut *IO.0.get() }
+}
+
+/// The address of the shared buffers, for JS.
+#[no_mangle]
+pub extern "C" fn sd_io() -> *mut Io {
+    IO.0.get()
+}
+
+/// The text buffer as `&str`: the first `len` bytes JS wrote (always UTF-8, from
+/// `TextEncoder`; anything else reads as empty).
+pub fn text_in(len: u32) -> &'static str {
+    let io = io();
+    let bytes = &io.text[..(len as usize).min(TEXT_CAP)];
+    // SAFETY: JS writes the text buffer only with `TextEncoder.encodeInto`, which writes
+    // whole UTF-8 sequences, and passes the count of bytes it wrote.
+    unsafe { core::str::from_utf8_unchecked(bytes) }
+}
+
+/// Writes an ASCII string into the text buffer; returns its length.
+pub fn text_out(s: &str) -> u32 {
+    let io = io();
+    let n = s.len().min(TEXT_CAP);
+    io.text[..n].copy_from_slice(&s.as_bytes()[..n]);
+    n as u32
+}
+
+/// Records an error of `kind` with the core's message `msg`.
+pub fn fail(kind: u32, msg: &str) {
+    let io = io();
+    let n = msg.len().min(MESSAGE_CAP);
+    io.err[..n].copy_from_slice(&msg.as_bytes()[..n]);
+    io.err_len = n as u32;
+    io.err_kind = kind;
+}
+
+/// Records a core generator error: `RangeError` for times and values outside the layout,
+/// would-block for `try_*`, `Error` for the rest.
+pub fn fail_gen(e: snowdrift::Error) {
+    use snowdrift::Error;
+    let kind = match e {
+        Error::Time(_) | Error::Range(_) => ERR_RANGE,
+        Error::WouldBlock => ERR_WOULD_BLOCK,
+        _ => ERR_PLAIN,
+    };
+    fail(kind, &e.message());
+}
+
+/// An ID result for JS: the bits as `i64`; an ID with the top bit set reads as negative,
+/// so clear the error kind for JS to tell it from the `-1` of a failure.
+#[inline]
+pub fn id_out(id: u64) -> i64 {
+    if (id as i64) < 0 {
+        io().err_kind = 0;
+    }
+    id as i64
+}
+
+/// The result of a fallible ID call.
+#[inline]
+pub fn id_result<E>(r: Result<u64, E>, on_err: impl FnOnce(E)) -> i64 {
+    match r {
+        Ok(id) => id_out(id),
+        Err(e) => {
+            on_err(e);
+            -1
+        }
+    }
+}
+
+// The offsets `wasm/js/api.mjs` reads at (`IO_*` there).
+const _: () = {
+    assert!(core::mem::offset_of!(Io, num) == 0);
+    assert!(core::mem::offset_of!(Io, err_kind) == 40);
+    assert!(core::mem::offset_of!(Io, err_len) == 44);
+    assert!(core::mem::offset_of!(Io, err) == 48);
+    assert!(core::mem::offset_of!(Io, text) == 304);
+    assert!(core::mem::offset_of!(Io, batch) == 4400);
+};
