@@ -1,5 +1,6 @@
 // Headless Chromium through playwright-core: a page served from 127.0.0.1 imports
-// "snowdrift" through an import map pointing at the package's "browser" entry.
+// "snowdrift" through an import map pointing at the package's "browser" entry, runs the
+// binding checks (binding.mjs, with the shared vectors) and the smoke test.
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
@@ -14,7 +15,11 @@ const page = `<!doctype html><meta charset="utf-8">
 <script type="module">
   import * as snowdrift from "snowdrift";
   import { smoke } from "/smoke.mjs";
-  try { window.result = smoke(snowdrift, "chromium"); }
+  import { binding } from "/binding.mjs";
+  try {
+    binding(snowdrift, await (await fetch("/vectors/ids.json")).json());
+    window.result = smoke(snowdrift, "chromium");
+  }
   catch (e) { window.result = { error: String(e && e.stack || e) }; }
 </script>`;
 const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
@@ -27,7 +32,8 @@ const server = createServer(async (req, res) => {
       return;
     }
     const file = path.startsWith("/pkg/") ? new URL(path.slice(5), pkgUrl)
-      : path === "/smoke.mjs" ? new URL("smoke.mjs", root) : null;
+      : path === "/smoke.mjs" || path === "/binding.mjs" ? new URL(path.slice(1), root)
+      : path === "/vectors/ids.json" ? new URL("../vectors/ids.json", root) : null;
     if (!file || path.includes("..")) throw new Error("not found");
     const ext = path.slice(path.lastIndexOf("."));
     res.writeHead(200, { "content-type": types[ext] || "application/octet-stream" }).end(await readFile(file));

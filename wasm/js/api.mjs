@@ -264,12 +264,13 @@ export function create(instantiate) {
     throw new RangeError(`onClockBackwards ${describe(name)} is not one of "fail", "wait", "borrow"`);
   }
 
+  const sdDecode = w.sd_decode;
+  const num = io >> 3;
   function decodeWith(layout, id) {
-    id = idArg("id", id);
-    const r = w.sd_decode(layout, id);
-    const i = io >> 3;
-    if (r === 0) return new Parts(f64[i], f64[i + 1], f64[i + 4]);
-    if (r === 1) return new Parts(f64[i], f64[i + 1], f64[i + 4], f64[i + 2], f64[i + 3]);
+    if (typeof id !== "bigint" || id < 0n || id > MAX_ID) id = idArg("id", id);
+    const r = sdDecode(layout, id);
+    if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
+    if (r === 1) return new Parts(f64[num], f64[num + 1], f64[num + 4], f64[num + 2], f64[num + 3]);
     throw takeError();
   }
 
@@ -286,6 +287,8 @@ export function create(instantiate) {
     }
   }
   const FREED = -1; // an address past the end of memory: any use traps
+
+  const sdNext = w.sd_next;
 
   /** A Snowflake ID generator. */
   class Snowdrift {
@@ -329,7 +332,7 @@ export function create(instantiate) {
 
     /** The next ID. */
     next() {
-      const r = w.sd_next(this.#gen);
+      const r = sdNext(this.#gen);
       return r >= 0n ? r : idOut(r);
     }
 

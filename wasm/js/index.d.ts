@@ -42,11 +42,17 @@ export interface SnowdriftOptions {
   notBefore?: bigint | string;
 }
 
-/** The fields of an ID. `datacenter` and `worker` are present for split layouts only. */
+/**
+ * The fields of an ID. `datacenter` and `worker` are present for split layouts only.
+ * `date` is computed when read (a new Date each time), so it is not an own property:
+ * `{ ...parts }` and `Object.keys(parts)` leave it out, while `JSON.stringify(parts)`
+ * includes it (as an ISO string).
+ */
 export interface Parts {
   /** Start of the ID's tick, Unix milliseconds. */
   timestampMs: number;
-  date: Date;
+  /** The same instant as a Date. */
+  readonly date: Date;
   node: number;
   datacenter?: number;
   worker?: number;
@@ -79,7 +85,9 @@ export declare class Snowdrift {
   decode(id: bigint | string): Parts;
   /** The node id. */
   readonly node: number;
-  /** Releases the wasm memory now instead of when the object is garbage-collected. */
+  /** Releases the wasm memory now instead of when the object is garbage-collected (under
+   * workerd, which has no FinalizationRegistry, only this releases it). Calling the
+   * generator afterwards throws a WebAssembly.RuntimeError. */
   free(): void;
   [Symbol.dispose](): void;
 }
@@ -108,6 +116,7 @@ export declare class ObjectId {
   toJSON(): string;
   /** Creation time in Unix seconds. */
   readonly timestamp: number;
+  /** Does nothing: an ObjectId holds no wasm memory (kept for compatibility). */
   free(): void;
   [Symbol.dispose](): void;
 }

@@ -92,17 +92,25 @@ pub fn build() -> Result {
         ],
     )?;
     copy_dir(&root().join("wasm/js"), &pkg)?;
-    // The CommonJS copy of the API module, so that require("snowdrift") needs no
-    // require(esm): the same text with its one export turned into module.exports.
-    let api = fs::read_to_string(root().join("wasm/js/api.mjs"))
-        .map_err(|e| format!("cannot read api.mjs: {e}"))?;
-    let export = "export function create(";
-    let exports = api.lines().filter(|l| l.starts_with("export ")).count();
-    if exports != 1 || !api.contains(export) {
-        return Err("api.mjs must have exactly one export, `export function create(`".into());
+    // The API module, minified (it is most of the JS a page downloads), once as an ES
+    // module and once as CommonJS, so that require("snowdrift") needs no require(esm).
+    let esbuild = js_dir().join("node_modules/.bin/esbuild");
+    let api = root().join("wasm/js/api.mjs");
+    for (format, file) in [("esm", "api.mjs"), ("cjs", "api.cjs")] {
+        let out = format!("--outfile={}", path_str(&pkg.join(file))?);
+        util::run(
+            path_str(&esbuild)?,
+            &[
+                path_str(&api)?,
+                "--minify",
+                "--keep-names",
+                "--target=es2022",
+                "--log-level=warning",
+                &format!("--format={format}"),
+                &out,
+            ],
+        )?;
     }
-    let cjs = api.replace(export, "function create(") + "\nmodule.exports = { create };\n";
-    write(&pkg.join("api.cjs"), &cjs)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
@@ -132,10 +140,6 @@ pub fn bench() -> Result {
 fn path_str(p: &Path) -> Result<&str> {
     p.to_str()
         .ok_or_else(|| format!("path is not UTF-8: {}", p.display()))
-}
-
-fn write(path: &Path, text: &str) -> Result {
-    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result {

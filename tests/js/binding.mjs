@@ -1,0 +1,79 @@
+// Checks of the wasm binding itself (the exports, the JS API over them, errors crossing
+// the boundary), run against the real package in Node (binding.test.mjs) and in headless
+// Chromium (smoke-browser.mjs): the shared vectors decode, compose and format; bad input
+// becomes TypeError/RangeError with the core's message; a JS clock drives a generator and
+// "fail" reports a step back; batches and ObjectIds. Throws on the first problem.
+export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBase32 }, vectors) {
+  const check = (ok, what) => {
+    if (!ok) throw new Error(`binding: ${what}`);
+  };
+  const throws = (fn, type, message) => {
+    try {
+      fn();
+    } catch (e) {
+      check(e.constructor === type, `expected a ${type.name}, got ${e.constructor.name}: ${e.message}`);
+      check(e.message.includes(message), `"${e.message}" should mention "${message}"`);
+      return;
+    }
+    throw new Error(`binding: expected a ${type.name} mentioning "${message}"`);
+  };
+
+  check(vectors.ids.length > 0, "the vectors have IDs");
+  for (const v of vectors.ids) {
+    const id = BigInt(v.id);
+    const p = decode(id, v.layout);
+    const where = `${v.layout} ${v.id}`;
+    check(p.timestampMs === v.timeMs && p.date.getTime() === v.timeMs, `${where}: time ${p.timestampMs}`);
+    check(p.node === v.node && p.sequence === v.sequence, `${where}: node ${p.node}, sequence ${p.sequence}`);
+    check(p.datacenter === (v.datacenter ?? undefined) && p.worker === (v.worker ?? undefined), `${where}: split`);
+    check(compose(p, v.layout) === id, `${where}: compose`);
+    check(toBase32(id) === v.text.base32 && fromBase32(v.text.base32) === id, `${where}: base32`);
+  }
+
+  throws(() => new Snowdrift({ node: 1024 }), RangeError, "0..=1023");
+  throws(() => new Snowdrift({ node: "1" }), TypeError, "node must be a number");
+  throws(() => decode(5), TypeError, "bigint");
+  throws(() => decode(1n << 64n), RangeError, "18446744073709551616n");
+  throws(() => fromBase32("0000000000!00"), RangeError,
+    "invalid base32 id \"0000000000!00\": invalid character '!' at position 10");
+  // 12 characters, 13 bytes: the position is a byte offset.
+  throws(() => fromBase32("000000000é00"), RangeError, "invalid character 'é' at position 9");
+  throws(() => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
+    RangeError, "invalid layout: the fields take 65 bits (max 64)");
+
+  let now = 1.75e12;
+  const gen = new Snowdrift({ onClockBackwards: "fail", node: 5, clock: () => now });
+  const a = gen.next();
+  const b = gen.next();
+  check(b === a + 1n, "two IDs in one millisecond are consecutive");
+  const parts = gen.decode(a);
+  check(parts.timestampMs === 1.75e12 && parts.node === 5, "gen.decode");
+  now -= 37;
+  throws(() => gen.next(), Error, "clock moved backwards by 37 ms (limit 0 ms)");
+  now += 37;
+  check(gen.next() === b + 1n, "after a failed call the generator goes on where it was");
+  gen.free();
+  gen.free(); // a second free does nothing
+  throws(() => gen.next(), WebAssembly.RuntimeError, "");
+
+  // IDs with the top bit set (discord in 2154) cross as unsigned bigints.
+  const high = new Snowdrift({ layout: "discord", clock: () => 4_000_000_000_000 });
+  check(high.next() > 1n << 63n, "an ID above 2^63 is positive");
+
+  const def = new Snowdrift();
+  let last = def.next();
+  const batch = def.nextBatch(10_000);
+  check(batch.length === 10_000, "nextBatch(10000) has 10,000 IDs");
+  for (const id of batch) {
+    check(id > last, "batch IDs increase");
+    last = id;
+  }
+  check(BigInt(def.nextString()) > last, "nextString continues the batch");
+
+  const x = ObjectId.generate().toString();
+  const y = ObjectId.generate().toString();
+  check(/^[0-9a-f]{24}$/.test(x) && x.slice(8, 18) === y.slice(8, 18), "ObjectId process bytes");
+  check(parseInt(y.slice(18), 16) === (parseInt(x.slice(18), 16) + 1) % 0x1000000, "ObjectId counter");
+  check(ObjectId.parse("5c4a7fcc0ed0240001a79289").timestamp === 1_548_386_252, "ObjectId.parse");
+  return true;
+}
