@@ -4,8 +4,10 @@
 //
 // Cost per ID is measured *below* the layout's ceiling (4,096 IDs per ms): each timed
 // burst starts on a fresh millisecond and makes at most 1,000 IDs (one nextBatch(4096)),
-// so what is timed is the work of a call, not waiting for the clock. Sustained
-// throughput (IDs in 1 s, ceiling included) is a row of its own.
+// so what is timed is the work of a call, not waiting for the clock. The rows of a table
+// are measured in turns (one burst of each per round) and report their median burst, so
+// load from other work on a shared machine hits them alike. Sustained throughput (IDs
+// in 1 s, ceiling included) is a row of its own.
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
@@ -30,37 +32,37 @@ function waitForNextMs() {
   while (Date.now() === t);
 }
 
-/** ns per call of `fn`, in bursts of `burst` calls that each start on a fresh ms. */
-function perCall(fn, burst = BURST, perCallIds = 1) {
-  let ns = 0n;
-  let calls = 0;
-  // The first 100 ms warm up and are not counted.
-  const start = Date.now() + 100;
-  const end = start + TIME_MS;
-  for (let now = Date.now(); now < end; now = Date.now()) {
-    waitForNextMs();
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < burst; i++) out[i] = fn();
-    if (now >= start) {
-      ns += process.hrtime.bigint() - t0;
-      calls += burst;
-    }
-  }
-  return Number(ns) / calls / perCallIds;
-}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
-/** ns per call of `fn` in a plain loop (for calls that do not read the clock). */
-function perCallLoop(fn, inputs) {
-  const n = inputs.length;
-  for (let i = 0; i < 50_000; i++) out[i % BURST] = fn(inputs[i % n]);
-  let calls = 0;
-  const t0 = process.hrtime.bigint();
-  const end = Date.now() + TIME_MS;
-  while (Date.now() < end) {
-    for (let i = 0; i < BURST; i++) out[i] = fn(inputs[i % n]);
-    calls += BURST;
-  }
-  return Number(process.hrtime.bigint() - t0) / calls;
+/**
+ * ns per call (or per ID) of each row `[name, fn, { burst, perCallIds, inputs }?]`,
+ * measured in turns: every round runs one burst of each row, so a change of load on a
+ * shared machine hits all rows alike, and each row reports its median burst. A burst is
+ * `burst` calls; without `inputs` it starts on a fresh millisecond (calls that read the
+ * clock), with `inputs` call i gets `inputs[i % n]` (calls that do not).
+ */
+function inTurns(rows) {
+  const samples = rows.map(() => []);
+  const run = (fn, { burst = BURST, inputs } = {}) => {
+    if (!inputs) waitForNextMs();
+    const t0 = process.hrtime.bigint();
+    if (inputs) {
+      const n = inputs.length;
+      for (let i = 0; i < burst; i++) out[i] = fn(inputs[i % n]);
+    } else {
+      for (let i = 0; i < burst; i++) out[i] = fn();
+    }
+    return Number(process.hrtime.bigint() - t0);
+  };
+  // The first 100 ms warm up and are not counted.
+  const warm = Date.now() + 100;
+  while (Date.now() < warm) for (const [, fn, o] of rows) run(fn, o);
+  const end = Date.now() + TIME_MS * rows.length;
+  while (Date.now() < end) rows.forEach(([, fn, o], i) => samples[i].push(run(fn, o)));
+  return rows.map(([name, , o], i) => [name, median(samples[i]) / (o?.burst ?? BURST) / (o?.perCallIds ?? 1)]);
 }
 
 /** IDs in 1 s of back-to-back calls, and how many were not above the one before. */
@@ -87,6 +89,7 @@ function sustained(fn, key = (x) => x) {
 
 const fmt = (ns) => (ns < 10 ? ns.toFixed(2) : ns.toFixed(1)).padStart(8);
 function table(title, rows, base) {
+  rows = inTurns(rows);
   console.log(`\n${title}`);
   console.log(`  ${"".padEnd(44)}${"ns/ID".padStart(8)}  ${`x ${base}`.padStart(14)}`);
   const ref = rows.find(([name]) => name === base)?.[1];
@@ -117,47 +120,47 @@ const jsBigInt = () => {
 console.log(`snowdrift npm package benchmark: Node ${process.version}, ${process.platform}-${process.arch}`);
 
 const next = table("next(): one ID (bursts of 1,000 on a fresh millisecond)", [
-  ["floor: wasm i64 from imported Date.now", perCall(floorNext)],
-  ["Date.now() alone", perCall(Date.now)],
-  ["snowdrift next()", perCall(() => sd.next())],
-  ["snowdrift next(), onClockBackwards: \"wait\"", perCall(() => sdWait.next())],
-  ["JS BigInt by hand (reference)", perCall(jsBigInt)],
-  ["@sapphire/snowflake generate()", perCall(() => sapphire.generate())],
-  ["nodejs-snowflake getUniqueID()", perCall(() => nodejsSnowflake.getUniqueID())],
-  ["flake-idgen next() (Buffer)", perCall(() => flake.next())],
-  ["uuid v7()", perCall(() => uuidv7())],
-  ["ulid()", perCall(() => ulid())],
-  ["bson new ObjectId()", perCall(() => new ObjectId())],
+  ["floor: wasm i64 from imported Date.now", floorNext],
+  ["Date.now() alone", Date.now],
+  ["snowdrift next()", () => sd.next()],
+  ["snowdrift next(), onClockBackwards: \"wait\"", () => sdWait.next()],
+  ["JS BigInt by hand (reference)", jsBigInt],
+  ["@sapphire/snowflake generate()", () => sapphire.generate()],
+  ["nodejs-snowflake getUniqueID()", () => nodejsSnowflake.getUniqueID()],
+  ["flake-idgen next() (Buffer)", () => flake.next()],
+  ["uuid v7()", () => uuidv7()],
+  ["ulid()", () => ulid()],
+  ["bson new ObjectId()", () => new ObjectId()],
 ], "floor: wasm i64 from imported Date.now");
 
 table("nextString(): one ID as a decimal string", [
-  ["snowdrift nextString()", perCall(() => sd.nextString())],
-  ["snowdrift String(next())", perCall(() => String(sd.next()))],
-  ["@sapphire/snowflake generate().toString()", perCall(() => sapphire.generate().toString())],
-  ["nodejs-snowflake getUniqueID().toString()", perCall(() => nodejsSnowflake.getUniqueID().toString())],
+  ["snowdrift nextString()", () => sd.nextString()],
+  ["snowdrift String(next())", () => String(sd.next())],
+  ["@sapphire/snowflake generate().toString()", () => sapphire.generate().toString()],
+  ["nodejs-snowflake getUniqueID().toString()", () => nodejsSnowflake.getUniqueID().toString()],
 ], "snowdrift nextString()");
 
 const batch = table("nextBatch(4096), per ID (one batch per fresh millisecond)", [
-  ["snowdrift nextBatch(4096)", perCall(() => sdBatch.nextBatch(4096), 1, 4096)],
-  ["snowdrift next() x 1000", perCall(() => sd.next())],
+  ["snowdrift nextBatch(4096)", () => sdBatch.nextBatch(4096), { burst: 1, perCallIds: 4096 }],
+  ["snowdrift next() x 1000", () => sd.next()],
 ], "snowdrift nextBatch(4096)");
 
 const ids = Array.from(sd.nextBatch(4096));
 const sapphireIds = Array.from({ length: 4096 }, () => sapphire.generate());
 const texts = ids.map(toBase32);
 const dec = table("decode(id) -> parts", [
-  ["snowdrift decode(id)", perCallLoop((id) => decode(id), ids)],
-  ["snowdrift gen.decode(id)", perCallLoop((id) => sd.decode(id), ids)],
-  ["@sapphire/snowflake deconstruct(id)", perCallLoop((id) => sapphire.deconstruct(id), sapphireIds)],
-  ["nodejs-snowflake timestampFromID + instanceIDFromID", perCallLoop((id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], ids)],
-  ["JS BigInt by hand (reference)", perCallLoop((id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), ids)],
+  ["snowdrift decode(id)", (id) => decode(id), { inputs: ids }],
+  ["snowdrift gen.decode(id)", (id) => sd.decode(id), { inputs: ids }],
+  ["@sapphire/snowflake deconstruct(id)", (id) => sapphire.deconstruct(id), { inputs: sapphireIds }],
+  ["nodejs-snowflake timestampFromID + instanceIDFromID", (id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], { inputs: ids }],
+  ["JS BigInt by hand (reference)", (id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), { inputs: ids }],
 ], "snowdrift decode(id)");
 
 table("base32 (Crockford, 13 characters)", [
-  ["snowdrift toBase32(id)", perCallLoop((id) => toBase32(id), ids)],
-  ["snowdrift fromBase32(text)", perCallLoop((t) => fromBase32(t), texts)],
-  ["BigInt#toString(32) (reference, not Crockford)", perCallLoop((id) => id.toString(32), ids)],
-  ["BigInt(decimal string) (reference)", perCallLoop((s) => BigInt(s), ids.map(String))],
+  ["snowdrift toBase32(id)", (id) => toBase32(id), { inputs: ids }],
+  ["snowdrift fromBase32(text)", (t) => fromBase32(t), { inputs: texts }],
+  ["BigInt#toString(32) (reference, not Crockford)", (id) => id.toString(32), { inputs: ids }],
+  ["BigInt(decimal string) (reference)", (s) => BigInt(s), { inputs: ids.map(String) }],
 ], "snowdrift toBase32(id)");
 
 console.log("\nsustained: IDs in 1 s of back-to-back next() (layout ceiling 4,096,000/s)");
