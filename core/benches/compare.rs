@@ -2,8 +2,9 @@
 //! process and printed as a markdown table: `cargo xtask bench`.
 //!
 //! How it measures:
-//! - Every figure is the median of [`SAMPLES`] samples; the contenders of a row take turns
-//!   sample by sample, so a burst of load from elsewhere on the machine hits all of them.
+//! - Every figure is the median of many short samples (31 of 4 ms; 45 of 1 ms on the
+//!   real-clock rows, 93 on the two-thread row); the contenders of a row take turns sample
+//!   by sample, so a burst of load from elsewhere on the machine hits all of them alike.
 //!   Each contender is warmed up and calibrated first. Results go through `black_box`.
 //! - Every call is the whole call a user makes (`next()` returning a `Result`, a batch
 //!   written to memory, a formatted string), never a part of it.
@@ -18,7 +19,8 @@
 //!   ferroid's back-off closure). snowflake_me takes its clock as a `dyn Fn` and has no
 //!   wait hook, so its fake clock moves forward by 1/4096 ms per read (per batch: 1 ms).
 //! - *Sustained*: each generator runs flat out for one second on its own real clock; only
-//!   correct IDs count (distinct across threads, increasing within each thread).
+//!   correct IDs count (distinct across threads, increasing within each thread); best of
+//!   three runs.
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -37,13 +39,17 @@ use ferroid::time::{TimeSource, TWITTER_EPOCH};
 use snowdrift::{text, AtomicGenerator, Clock, Generator, Layout, MonotonicClock, Policy};
 
 /// Samples per contender and row; the figure is their median.
-const SAMPLES: usize = 15;
+const SAMPLES: usize = 31;
 /// Timed length of one sample.
-const SAMPLE: Duration = Duration::from_millis(8);
+const SAMPLE: Duration = Duration::from_millis(4);
 /// Warm-up per contender before calibrating.
 const WARM_UP: Duration = Duration::from_millis(60);
 /// Calls per burst on a real clock: fewer than the 4096 a millisecond allows.
 const BURST: u64 = 3000;
+/// Samples of the real-clock rows: many short ones (about 13 bursts, 15 ms of wall time
+/// each), so the contenders take turns often.
+const BURST_SAMPLES: usize = 45;
+const BURST_SAMPLE: Duration = Duration::from_millis(1);
 /// IDs per batch call.
 const BATCH: usize = 4096;
 /// A 12-bit sequence at 1 ms per tick.
@@ -215,6 +221,18 @@ fn looped<'a>(mut op: impl FnMut() + 'a) -> Runner<'a> {
     })
 }
 
+/// A tight loop of one operation on input `i % 1024`, the index kept in a register (not
+/// in memory the loop would have to go through on every turn).
+fn looped_over<'a>(mut op: impl FnMut(usize) + 'a) -> Runner<'a> {
+    Box::new(move |iters| {
+        let start = Instant::now();
+        for i in 0..iters as usize {
+            op(i & 1023);
+        }
+        start.elapsed()
+    })
+}
+
 /// Bursts of at most [`BURST`] operations, each starting in a fresh millisecond (the
 /// gaps are not timed).
 fn bursts<'a>(mut op: impl FnMut() + 'a) -> Runner<'a> {
@@ -276,23 +294,29 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// Nanoseconds per operation for each runner: warm-up, calibration, then [`SAMPLES`]
 /// interleaved samples; the median of each.
 fn measure(runners: &mut [Runner<'_>], per_op: u64) -> Vec<f64> {
-    measure_n(runners, per_op, SAMPLES)
+    measure_n(runners, per_op, SAMPLES, SAMPLE)
 }
 
-/// [`measure`] with `samples` samples.
-fn measure_n(runners: &mut [Runner<'_>], per_op: u64, samples: usize) -> Vec<f64> {
+/// [`measure`] with `samples` samples of `sample` each: more and shorter samples
+/// interleave the contenders more finely.
+fn measure_n(
+    runners: &mut [Runner<'_>],
+    per_op: u64,
+    samples: usize,
+    sample: Duration,
+) -> Vec<f64> {
     let mut iters = Vec::with_capacity(runners.len());
     for run in runners.iter_mut() {
         let started = Instant::now();
         let mut n = 16u64;
         let calibrated = loop {
             let t = run(n);
-            if t < SAMPLE / 4 {
+            if t < sample / 4 {
                 n *= 2;
                 continue;
             }
             if started.elapsed() >= WARM_UP {
-                break (n as f64 * SAMPLE.as_secs_f64() / t.as_secs_f64()).ceil() as u64;
+                break (n as f64 * sample.as_secs_f64() / t.as_secs_f64()).ceil() as u64;
             }
         };
         iters.push(calibrated.max(1));
@@ -564,7 +588,7 @@ fn main() {
         let mut real_gen = ok(Generator::new(MonotonicClock::new(), layout, NODE, policy));
         let mut sf_gen = snowflaked_gen();
         let sm_gen = snowflake_me_gen();
-        let r = measure(
+        let r = measure_n(
             &mut [
                 bursts(|| {
                     black_box(black_box(&clock).now_ms());
@@ -580,6 +604,8 @@ fn main() {
                 }),
             ],
             1,
+            BURST_SAMPLES,
+            BURST_SAMPLE,
         );
         let clock_ns = r[0];
         rows.push(Row::ns(
@@ -608,7 +634,7 @@ fn main() {
         ));
         let sf_sync = snowflaked_sync_gen();
         let sm_gen = snowflake_me_gen();
-        let r = measure(
+        let r = measure_n(
             &mut [
                 bursts(|| {
                     black_box(ok(real_atomic.next()));
@@ -621,6 +647,8 @@ fn main() {
                 }),
             ],
             1,
+            BURST_SAMPLES,
+            BURST_SAMPLE,
         );
         rows.push(Row::ns(
             "`AtomicGenerator::next()`, real clock",
@@ -732,6 +760,7 @@ fn main() {
             ],
             1,
             3 * SAMPLES,
+            SAMPLE,
         );
         rows.push(Row::ns(
             "`AtomicGenerator::next()`, fake clock, 2 threads (wall time per ID)",
@@ -803,18 +832,15 @@ fn main() {
             .enumerate()
             .map(|(i, id)| id + ((i as u64 * 7919) & 0xfff)) // vary the sequence field
             .collect();
-        let mask = ids.len() - 1;
+        assert_eq!(ids.len(), 1024);
         // `decode` gives the time in Unix milliseconds; the peers give their raw time
         // field, so their rows add the epoch to give the same answer.
-        let (mut a, mut b, mut c, mut d) = (0usize, 0usize, 0usize, 0usize);
         let r = measure(
             &mut [
-                looped(|| {
-                    a = (a + 1) & mask;
+                looped_over(|a| {
                     black_box(ok(Layout::TWITTER.decode(black_box(ids[a]))));
                 }),
-                looped(|| {
-                    b = (b + 1) & mask;
+                looped_over(|b| {
                     let id = SnowflakeTwitterId::from_raw(black_box(ids[b]));
                     black_box((
                         id.timestamp() + TWITTER_EPOCH_MS,
@@ -822,9 +848,8 @@ fn main() {
                         id.sequence(),
                     ));
                 }),
-                looped(|| {
+                looped_over(|c| {
                     use snowflaked::Snowflake;
-                    c = (c + 1) & mask;
                     let id = black_box(ids[c]);
                     black_box((
                         id.timestamp() + TWITTER_EPOCH_MS,
@@ -832,8 +857,7 @@ fn main() {
                         id.sequence(),
                     ));
                 }),
-                looped(|| {
-                    d = (d + 1) & mask;
+                looped_over(|d| {
                     let parts = snowflake_me::DecomposedSnowflake::decompose(
                         black_box(ids[d]),
                         41,
@@ -861,16 +885,13 @@ fn main() {
         // snowflake_me takes its field widths as arguments, so it is the peer here.
         let runtime_layout = black_box(Layout::TWITTER);
         let widths: [u8; 4] = black_box([41, 12, 5, 5]);
-        let (mut a, mut d) = (0usize, 0usize);
         let r = measure(
             &mut [
-                looped(|| {
-                    a = (a + 1) & mask;
+                looped_over(|a| {
                     let layout = black_box(&runtime_layout);
                     black_box(ok(layout.decode(black_box(ids[a]))));
                 }),
-                looped(|| {
-                    d = (d + 1) & mask;
+                looped_over(|d| {
                     let [t, s, dc, m] = *black_box(&widths);
                     let parts = snowflake_me::DecomposedSnowflake::decompose(
                         black_box(ids[d]),
@@ -894,20 +915,15 @@ fn main() {
             r[0],
             [None, None, Some(r[1])],
         ));
-
-        let (mut a, mut b, mut d) = (0usize, 0usize, 0usize);
         let r = measure(
             &mut [
-                looped(|| {
-                    a = (a + 1) & mask;
+                looped_over(|a| {
                     black_box(text::to_base32(black_box(ids[a])));
                 }),
-                looped(|| {
-                    b = (b + 1) & mask;
+                looped_over(|b| {
                     black_box(SnowflakeTwitterId::from_raw(black_box(ids[b])).encode());
                 }),
-                looped(|| {
-                    d = (d + 1) & mask;
+                looped_over(|d| {
                     black_box(snowflake_me::SnowflakeId::new(black_box(ids[d])).base32());
                 }),
             ],
@@ -937,20 +953,16 @@ fn main() {
             .iter()
             .map(|&id| snowflake_me::SnowflakeId::new(id).base32())
             .collect();
-        let (mut a, mut b, mut d) = (0usize, 0usize, 0usize);
         let r = measure(
             &mut [
-                looped(|| {
-                    a = (a + 1) & mask;
+                looped_over(|a| {
                     black_box(ok(text::parse_base32(black_box(ours_text[a].as_str()))));
                 }),
-                looped(|| {
-                    b = (b + 1) & mask;
+                looped_over(|b| {
                     let s: &str = black_box(ferroid_text[b].as_str());
                     black_box(ok(SnowflakeTwitterId::decode(s)).to_raw());
                 }),
-                looped(|| {
-                    d = (d + 1) & mask;
+                looped_over(|d| {
                     let s: &str = black_box(sm_text[d].as_str());
                     black_box(ok(snowflake_me::SnowflakeId::from_base32(s)).as_u64());
                 }),
@@ -1038,7 +1050,7 @@ fn main() {
     // -- Print ----------------------------------------------------------------------------
     println!();
     println!(
-        "snowdrift {} vs ferroid 2.0, snowflaked 1.0, snowflake_me 2.2 ({}; median of {SAMPLES} samples; Twitter layout)",
+        "snowdrift {} vs ferroid 2.0, snowflaked 1.0, snowflake_me 2.2 ({}; medians of interleaved samples; Twitter layout)",
         env!("CARGO_PKG_VERSION"),
         cpu()
     );
