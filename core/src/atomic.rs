@@ -17,7 +17,10 @@ use crate::policy::{Engine, Policy, Step};
 ///
 /// On targets without native 64-bit atomics (Cortex-M0, RISC-V `imc`) it uses
 /// `portable-atomic`; the *firmware* then enables portable-atomic's `critical-section`
-/// feature (or `unsafe-assume-single-core`), never this library.
+/// feature (or `unsafe-assume-single-core`), never this library. On Cortex-M3/M4/M7 (32-bit
+/// atomics only) `critical-section` has no effect and portable-atomic's default is a spin
+/// lock, which deadlocks if an interrupt handler calls the generator while the code it
+/// preempted holds the lock: single-core firmware enables `unsafe-assume-single-core`.
 ///
 /// Supports every [`Policy`] except [`Policy::History`] (a ring does not fit one word).
 /// After [`Error::SwitchNode`], build a new generator with the new node id.
@@ -111,7 +114,8 @@ impl<C: Clock> AtomicGenerator<C> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
 
-    /// Reserves up to `n` consecutive IDs of one tick with one compare-and-swap.
+    /// Reserves up to `n` consecutive IDs of one tick (at least one) with one
+    /// compare-and-swap. `n == 0` gives an empty batch and changes nothing.
     ///
     /// ```
     /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
@@ -121,12 +125,18 @@ impl<C: Clock> AtomicGenerator<C> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn next_batch(&self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, true)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// [`next_batch`](Self::next_batch) without waiting.
     pub fn try_next_batch(&self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, false)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }

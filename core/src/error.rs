@@ -105,6 +105,9 @@ pub enum LayoutError {
         /// Bits the fields take together.
         total: u32,
     },
+    /// Time and sequence take all 64 bits (no node bits): a generator's slot counter needs
+    /// one bit of room above them.
+    NoNodeRoom,
     /// The time unit is zero milliseconds.
     ZeroUnit,
     /// The epoch plus the time field's range passes the largest Unix millisecond value
@@ -124,6 +127,9 @@ impl fmt::Display for LayoutError {
                 write!(f, "the sequence field takes {bits} bits (max 32)")
             }
             LayoutError::TooWide { total } => write!(f, "the fields take {total} bits (max 64)"),
+            LayoutError::NoNodeRoom => {
+                f.write_str("time and sequence take 64 bits together (max 63)")
+            }
             LayoutError::ZeroUnit => f.write_str("the time unit is 0 ms (min 1 ms)"),
             LayoutError::EpochOutOfRange { epoch_ms } => write!(
                 f,

@@ -33,7 +33,14 @@ impl Batch {
             len,
         }
     }
-    /// The first ID.
+    pub(crate) fn empty(engine: &Engine) -> Batch {
+        Batch {
+            first: 0,
+            step: engine.id_step(),
+            len: 0,
+        }
+    }
+    /// The first ID (0 for an empty batch).
     pub fn first(&self) -> u64 {
         self.first
     }
@@ -179,14 +186,21 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     }
 
     /// Reserves up to `n` consecutive IDs (at least one, at most the rest of one tick) in
-    /// one step, waiting like [`next`](Self::next).
+    /// one step, waiting like [`next`](Self::next). `n == 0` gives an empty batch and
+    /// changes nothing.
     pub fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, true)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     /// [`next_batch`](Self::next_batch) without waiting.
     pub fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
         self.take(n, false)
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }

@@ -7,7 +7,7 @@ use crate::layout::Layout;
 ///
 /// For a split node field, [`Layout::datacenter_of`] and [`Layout::worker_of`] take the
 /// node apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Parts {
     /// Start of the ID's tick, in Unix milliseconds.
     pub time_ms: u64,

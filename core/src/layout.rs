@@ -134,6 +134,9 @@ impl LayoutBuilder {
                 bits: b.sequence_bits,
             });
         }
+        if b.time_bits + b.sequence_bits > 63 {
+            return Err(LayoutError::NoNodeRoom);
+        }
         if b.unit_ms == 0 {
             return Err(LayoutError::ZeroUnit);
         }
@@ -523,6 +526,11 @@ mod tests {
             Err(LayoutError::SequenceTooWide { bits: 33 })
         );
         assert_eq!(b.unit_ms(0).build(), Err(LayoutError::ZeroUnit));
+        assert_eq!(
+            b.time_bits(52).node_bits(0).build(),
+            Err(LayoutError::NoNodeRoom)
+        );
+        assert!(b.time_bits(51).node_bits(1).build().is_ok());
         assert_eq!(
             b.time_bits(50).node_bits(0).unit_ms(10_000).build(),
             Err(LayoutError::EpochOutOfRange { epoch_ms: 0 })

@@ -36,7 +36,11 @@
 //! - `atomic`: [`AtomicGenerator`] and [`CounterClock`], through `portable-atomic` (with
 //!   `require-cas`). On targets without 64-bit atomics the *final binary* enables
 //!   portable-atomic's `critical-section` feature (and provides an implementation, e.g.
-//!   `cortex-m`'s `critical-section-single-core`); this library never does.
+//!   `cortex-m`'s `critical-section-single-core`); this library never does. Cortex-M3/M4/M7
+//!   have 32-bit but no 64-bit atomics: there portable-atomic ignores `critical-section`
+//!   and falls back to a spin lock, which deadlocks when an interrupt handler preempts the
+//!   lock holder, so a single-core firmware that uses the generator from interrupts
+//!   enables `unsafe-assume-single-core` instead.
 //!
 //! # Building for other targets
 //! The crate builds with `default-features = false` for any target `core` supports:

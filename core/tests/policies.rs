@@ -320,7 +320,10 @@ fn fill_spans_ticks_and_batches_stay_in_one() {
     let mut ids = [0u64; 10];
     assert_eq!(g.fill(&mut ids), Ok(10));
     assert!(ids.windows(2).all(|w| w[1] > w[0]));
+    let empty = g.next_batch(0).unwrap();
+    assert!(empty.is_empty());
     let batch = g.next_batch(100).unwrap();
+    assert!(batch.first() > ids[9], "an empty batch takes nothing");
     assert!(batch.len() <= 4);
     let t = tiny().decode(batch.first()).unwrap().time_ms;
     assert!(batch

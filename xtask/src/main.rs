@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod firmware;
 mod test;
 mod util;
 
@@ -13,6 +14,8 @@ commands:
   demo      generate IDs under each clock policy, decode them, print text forms
   test      install what is missing, then run every test suite
   bench     run the benchmarks against peer crates and print the tables
+  firmware  build the firmware, boot it twice under QEMU (Cortex-M3, Cortex-M0, RISC-V),
+            print the records; `firmware --size`: flash and RAM the core adds
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
 fn main() -> ExitCode {
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(),
+        Some("firmware") => firmware::run(&args[1..]),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");

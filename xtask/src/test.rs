@@ -24,6 +24,7 @@ pub fn run(args: &[String]) -> Result {
         ("loom", loom),
         ("stress", stress),
         ("no_std", no_std),
+        ("firmware", firmware),
     ];
     for (name, suite) in suites {
         if only.is_some_and(|o| o != *name) && *name != "setup" {
@@ -125,4 +126,30 @@ fn no_std() -> Result {
         "--target",
         "thumbv7em-none-eabihf",
     ])
+}
+
+fn firmware() -> Result {
+    crate::firmware::setup()?;
+    let dir = crate::firmware::firmware_dir();
+    let cargo_path = crate::util::cargo_bin();
+    run_in(&dir, &cargo_path, &["fmt", "--check"], &[])?;
+    for board in crate::firmware::BOARDS {
+        run_in(
+            &dir,
+            &cargo_path,
+            &[
+                "clippy",
+                "--release",
+                "--locked",
+                "--target",
+                board.target,
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        )?;
+    }
+    // Boots each firmware twice under QEMU and checks every ID it printed.
+    cargo(&["test", "-p", "xtask", "--", "firmware::", "--nocapture"])
 }
