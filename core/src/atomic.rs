@@ -187,8 +187,6 @@ impl<C: Clock> AtomicGenerator<C> {
     }
 
     /// The clock's tick, read again to confirm a step back (off the common path).
-    #[cold]
-    #[inline(never)]
     fn reread(&self) -> Result<u64, Error> {
         self.engine.tick(self.clock.now_ms())
     }
@@ -200,11 +198,11 @@ impl<C: Clock> AtomicGenerator<C> {
         let first_ms = self.clock.now_ms();
         match self.attempt(self.engine.tick(first_ms)?, n) {
             Step::Done(v) => Ok(v),
+            Step::Fail(e) => Err(e),
+            Step::Wait { .. } | Step::NextTick if !blocking => Err(Error::WouldBlock),
             step => self
                 .engine
-                .run_on(&self.clock, blocking, first_ms, step, move |now| {
-                    self.attempt(now, n)
-                }),
+                .run_on(&self.clock, first_ms, step, move |now| self.attempt(now, n)),
         }
     }
 

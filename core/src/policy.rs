@@ -174,7 +174,6 @@ impl Engine {
     }
 
     #[cold]
-    #[inline(never)]
     fn time_error(&self, ms: u64) -> Error {
         Error::Time(self.layout.time_error(ms))
     }
@@ -282,18 +281,20 @@ impl Engine {
         let first_ms = clock.now_ms();
         match attempt(self.tick(first_ms)?) {
             Step::Done(v) => Ok(v),
-            step => self.run_on(clock, blocking, first_ms, step, attempt),
+            Step::Fail(e) => Err(e),
+            Step::Wait { .. } | Step::NextTick if !blocking => Err(Error::WouldBlock),
+            step => self.run_on(clock, first_ms, step, attempt),
         }
     }
 
-    /// The rest of [`run`](Self::run) after a first attempt that was not done: kept out
-    /// of line, so that the common case is small enough to inline into the caller.
+    /// The wait of a blocking [`run`](Self::run) whose first attempt (at `first_ms`) asked
+    /// to wait: kept out of line, so that the common case is small enough to inline into
+    /// the caller, and so that a caller that never waits (`try_next`) has no copy of it.
     #[cold]
     #[inline(never)]
     pub fn run_on<C: Clock, T>(
         &self,
         clock: &C,
-        blocking: bool,
         first_ms: u64,
         first: Step<T>,
         mut attempt: impl FnMut(u64) -> Step<T>,
@@ -301,7 +302,6 @@ impl Engine {
         let mut deadline = match first {
             Step::Done(v) => return Ok(v),
             Step::Fail(e) => return Err(e),
-            Step::Wait { .. } | Step::NextTick if !blocking => return Err(Error::WouldBlock),
             Step::Wait { limit_ms, .. } => first_ms.saturating_add(limit_ms),
             Step::NextTick => first_ms,
         };
