@@ -161,7 +161,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
 
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
     /// is behind.
-    #[inline]
+    #[inline(always)] // the common case is a few instructions; waiting is out of line
     #[allow(clippy::should_implement_trait)] // fallible, not an iterator
     pub fn next(&mut self) -> Result<u64, Error> {
         self.take(1, true).map(|(slot, _)| self.engine.id(slot))
@@ -180,7 +180,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// assert!(gen.try_next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn try_next(&mut self) -> Result<u64, Error> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
@@ -313,7 +313,8 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             history,
             clock,
         } = self;
-        engine.run(clock, blocking, |now| {
+        let engine = &*engine;
+        engine.run(clock, blocking, move |now| {
             let slot = match engine.decide(now, *next) {
                 Step::Done(slot) => slot,
                 Step::Fail(Error::ClockBackwards { .. }) if H > 0 => {
@@ -323,7 +324,12 @@ impl<C: Clock, const H: usize> Generator<C, H> {
                 Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
                 Step::NextTick => return Step::NextTick,
             };
-            let len = engine.left_in_tick(slot).min(u64::from(n)) as u32;
+            // `next()` asks for one, and one always fits: a free slot leaves at least itself.
+            let len = if n == 1 {
+                1
+            } else {
+                engine.left_in_tick(slot).min(u64::from(n)) as u32
+            };
             if H > 0 && *next > 0 && slot >> engine.seq_bits() != (*next - 1) >> engine.seq_bits() {
                 history.remember(engine, *next);
             }
