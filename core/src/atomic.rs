@@ -143,16 +143,7 @@ impl<C: Clock> AtomicGenerator<C> {
 
     /// Fills `out` with increasing IDs, as [`Generator::fill`](crate::Generator::fill).
     pub fn fill(&self, out: &mut [u64]) -> Result<usize, Error> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
-            match self.next_batch(want) {
-                Ok(batch) => done += batch.write_to(&mut out[done..]),
-                Err(e) if done == 0 => return Err(e),
-                Err(_) => break,
-            }
-        }
-        Ok(done)
+        crate::generator::fill_with(out, |want| self.next_batch(want))
     }
 
     /// Never issue an ID at or below `id` (a persisted high-water mark).

@@ -72,6 +72,24 @@ impl Batch {
     }
 }
 
+/// Fills `out` from batches taken by `take`: all of it, or what was written before an
+/// error (the error itself when nothing was).
+pub(crate) fn fill_with(
+    out: &mut [u64],
+    mut take: impl FnMut(u32) -> Result<Batch, Error>,
+) -> Result<usize, Error> {
+    let mut done = 0;
+    while done < out.len() {
+        let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
+        match take(want) {
+            Ok(batch) => done += batch.write_to(&mut out[done..]),
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done)
+}
+
 impl Iterator for Batch {
     type Item = u64;
     fn next(&mut self) -> Option<u64> {
@@ -219,16 +237,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
-            match self.next_batch(want) {
-                Ok(batch) => done += batch.write_to(&mut out[done..]),
-                Err(e) if done == 0 => return Err(e),
-                Err(_) => break,
-            }
-        }
-        Ok(done)
+        fill_with(out, |want| self.next_batch(want))
     }
 
     /// Never issue an ID at or below `id` (a high-water mark persisted by an earlier run).
