@@ -101,7 +101,7 @@ impl<C: Clock> AtomicGenerator<C> {
 
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
     /// is behind.
-    #[inline]
+    #[inline(always)] // the common case is a few instructions; waiting is out of line
     pub fn next(&self) -> Result<u64, Error> {
         self.take(1, true).map(|(slot, _)| self.engine.id(slot))
     }
@@ -109,7 +109,7 @@ impl<C: Clock> AtomicGenerator<C> {
     /// The next ID if it is available without waiting, else [`Error::WouldBlock`]. Never
     /// spins on the clock (a lost compare-and-swap race is retried at once: another
     /// caller made progress).
-    #[inline]
+    #[inline(always)]
     pub fn try_next(&self) -> Result<u64, Error> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
@@ -143,16 +143,7 @@ impl<C: Clock> AtomicGenerator<C> {
 
     /// Fills `out` with increasing IDs, as [`Generator::fill`](crate::Generator::fill).
     pub fn fill(&self, out: &mut [u64]) -> Result<usize, Error> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
-            match self.next_batch(want) {
-                Ok(batch) => done += batch.write_to(&mut out[done..]),
-                Err(e) if done == 0 => return Err(e),
-                Err(_) => break,
-            }
-        }
-        Ok(done)
+        crate::generator::fill_with(out, |want| self.next_batch(want))
     }
 
     /// Never issue an ID at or below `id` (a persisted high-water mark).
@@ -186,45 +177,68 @@ impl<C: Clock> AtomicGenerator<C> {
         &self.clock
     }
 
+    /// The clock's tick, read again to confirm a step back (off the common path).
+    fn reread(&self) -> Result<u64, Error> {
+        self.engine.tick(self.clock.now_ms())
+    }
+
     #[inline(always)]
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
+        // `Engine::run`, with the first attempt written out so that it inlines whole.
+        let first_ms = self.clock.now_ms();
+        match self.attempt(self.engine.tick(first_ms)?, n) {
+            Step::Done(v) => Ok(v),
+            Step::Fail(e) => Err(e),
+            Step::Wait { .. } | Step::NextTick if !blocking => Err(Error::WouldBlock),
+            step => self
+                .engine
+                .run_on(&self.clock, first_ms, step, move |now| self.attempt(now, n)),
+        }
+    }
+
+    /// One attempt at `n` slots with the clock at tick `now`.
+    #[inline(always)]
+    fn attempt(&self, mut now: u64, n: u64) -> Step<(u64, u32)> {
         let engine = &self.engine;
-        engine.run(&self.clock, blocking, |mut now| {
-            // The clock was read before the state was loaded, so another caller may have
-            // taken a later tick in between: a reading behind the state is confirmed with a
-            // fresh reading, taken after the load, before it counts as a step back. The
-            // acquire/release pairs make that fresh reading come after the other caller's.
-            let mut seen = self.next.load(Ordering::Acquire);
-            let mut fresh = false;
-            loop {
-                let slot = match engine.decide(now, seen) {
-                    Step::Done(slot) => slot,
-                    Step::NextTick => return Step::NextTick,
-                    Step::Wait { limit_ms, timeout } if fresh => {
-                        return Step::Wait { limit_ms, timeout }
-                    }
-                    Step::Fail(e) if fresh => return Step::Fail(e),
-                    Step::Wait { .. } | Step::Fail(_) => {
-                        match engine.tick(self.clock.now_ms()) {
-                            Ok(t) => now = t,
-                            Err(e) => return Step::Fail(e),
-                        }
-                        fresh = true;
-                        continue;
-                    }
-                };
-                let len = engine.left_in_tick(slot).min(n);
-                match self.next.compare_exchange_weak(
-                    seen,
-                    slot + len,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => return Step::Done((slot, len as u32)),
-                    Err(actual) => (seen, fresh) = (actual, false),
+        // The clock was read before the state was loaded, so another caller may have
+        // taken a later tick in between: a reading behind the state is confirmed with a
+        // fresh reading, taken after the load, before it counts as a step back. The
+        // acquire/release pairs make that fresh reading come after the other caller's.
+        let mut seen = self.next.load(Ordering::Acquire);
+        let mut fresh = false;
+        loop {
+            let slot = match engine.decide(now, seen) {
+                Step::Done(slot) => slot,
+                Step::NextTick => return Step::NextTick,
+                Step::Wait { limit_ms, timeout } if fresh => {
+                    return Step::Wait { limit_ms, timeout }
                 }
+                Step::Fail(e) if fresh => return Step::Fail(e),
+                Step::Wait { .. } | Step::Fail(_) => {
+                    match self.reread() {
+                        Ok(t) => now = t,
+                        Err(e) => return Step::Fail(e),
+                    }
+                    fresh = true;
+                    continue;
+                }
+            };
+            // `next()` asks for one, and one always fits: a free slot leaves at least itself.
+            let len = if n == 1 {
+                1
+            } else {
+                engine.left_in_tick(slot).min(n)
+            };
+            match self.next.compare_exchange_weak(
+                seen,
+                slot + len,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Step::Done((slot, len as u32)),
+                Err(actual) => (seen, fresh) = (actual, false),
             }
-        })
+        }
     }
 }

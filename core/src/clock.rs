@@ -254,7 +254,7 @@ mod counter {
     pub struct CounterClock<F> {
         read: F,
         mask: u64,
-        hz: u64,
+        hz: core::num::NonZeroU64,
         boot_ms: AtomicU64,
         extended: AtomicU64,
     }
@@ -271,7 +271,10 @@ mod counter {
             CounterClock {
                 read,
                 mask,
-                hz: if hz == 0 { 1 } else { hz },
+                hz: match core::num::NonZeroU64::new(hz) {
+                    Some(hz) => hz,
+                    None => core::num::NonZeroU64::MIN,
+                },
                 boot_ms: AtomicU64::new(boot_ms),
                 extended: AtomicU64::new(0),
             }
@@ -315,7 +318,9 @@ mod counter {
     impl<F: Fn() -> u64> Clock for CounterClock<F> {
         fn now_ms(&self) -> u64 {
             let t = self.ticks();
-            let ms = (t / self.hz) * 1000 + (t % self.hz) * 1000 / self.hz;
+            // A non-zero divisor: no division-by-zero check or panic path in the firmware.
+            let hz = self.hz;
+            let ms = (t / hz) * 1000 + (t % hz) * 1000 / hz;
             self.boot_ms.load(Relaxed).saturating_add(ms)
         }
     }

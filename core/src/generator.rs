@@ -72,6 +72,24 @@ impl Batch {
     }
 }
 
+/// Fills `out` from batches taken by `take`: all of it, or what was written before an
+/// error (the error itself when nothing was).
+pub(crate) fn fill_with(
+    out: &mut [u64],
+    mut take: impl FnMut(u32) -> Result<Batch, Error>,
+) -> Result<usize, Error> {
+    let mut done = 0;
+    while done < out.len() {
+        let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
+        match take(want) {
+            Ok(batch) => done += batch.write_to(&mut out[done..]),
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done)
+}
+
 impl Iterator for Batch {
     type Item = u64;
     fn next(&mut self) -> Option<u64> {
@@ -161,7 +179,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
 
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
     /// is behind.
-    #[inline]
+    #[inline(always)] // the common case is a few instructions; waiting is out of line
     #[allow(clippy::should_implement_trait)] // fallible, not an iterator
     pub fn next(&mut self) -> Result<u64, Error> {
         self.take(1, true).map(|(slot, _)| self.engine.id(slot))
@@ -180,7 +198,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// assert!(gen.try_next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn try_next(&mut self) -> Result<u64, Error> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
@@ -219,16 +237,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
-            match self.next_batch(want) {
-                Ok(batch) => done += batch.write_to(&mut out[done..]),
-                Err(e) if done == 0 => return Err(e),
-                Err(_) => break,
-            }
-        }
-        Ok(done)
+        fill_with(out, |want| self.next_batch(want))
     }
 
     /// Never issue an ID at or below `id` (a high-water mark persisted by an earlier run).
@@ -313,7 +322,8 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             history,
             clock,
         } = self;
-        engine.run(clock, blocking, |now| {
+        let engine = &*engine;
+        engine.run(clock, blocking, move |now| {
             let slot = match engine.decide(now, *next) {
                 Step::Done(slot) => slot,
                 Step::Fail(Error::ClockBackwards { .. }) if H > 0 => {
@@ -323,7 +333,12 @@ impl<C: Clock, const H: usize> Generator<C, H> {
                 Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
                 Step::NextTick => return Step::NextTick,
             };
-            let len = engine.left_in_tick(slot).min(u64::from(n)) as u32;
+            // `next()` asks for one, and one always fits: a free slot leaves at least itself.
+            let len = if n == 1 {
+                1
+            } else {
+                engine.left_in_tick(slot).min(u64::from(n)) as u32
+            };
             if H > 0 && *next > 0 && slot >> engine.seq_bits() != (*next - 1) >> engine.seq_bits() {
                 history.remember(engine, *next);
             }

@@ -30,6 +30,7 @@ impl Layout {
     /// assert_eq!(parts.sequence, 7);
     /// # Ok::<(), snowdrift::RangeError>(())
     /// ```
+    #[inline]
     pub const fn decode(&self, id: u64) -> Result<Parts, RangeError> {
         if id > self.max_id() {
             return Err(RangeError {

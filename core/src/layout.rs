@@ -304,18 +304,22 @@ impl Layout {
     }
 
     /// Width of the time field.
+    #[inline]
     pub const fn time_bits(&self) -> u32 {
         self.time_bits as u32
     }
     /// Width of the whole node field (datacenter + worker).
+    #[inline]
     pub const fn node_bits(&self) -> u32 {
         self.datacenter_bits as u32 + self.worker_bits as u32
     }
     /// Width of the datacenter part of the node (0 when the node is not split).
+    #[inline]
     pub const fn datacenter_bits(&self) -> u32 {
         self.datacenter_bits as u32
     }
     /// Width of the worker part of the node (the whole node when it is not split).
+    #[inline]
     pub const fn worker_bits(&self) -> u32 {
         self.worker_bits as u32
     }
@@ -324,22 +328,27 @@ impl Layout {
         self.datacenter_bits > 0
     }
     /// Width of the sequence field.
+    #[inline]
     pub const fn sequence_bits(&self) -> u32 {
         self.sequence_bits as u32
     }
     /// Order of the node and sequence fields.
+    #[inline]
     pub const fn order(&self) -> Order {
         self.order
     }
     /// Milliseconds per tick.
+    #[inline]
     pub const fn unit_ms(&self) -> u32 {
         self.unit_ms
     }
     /// Unix millisecond at which the time field is zero.
+    #[inline]
     pub const fn epoch_ms(&self) -> u64 {
         self.epoch_ms
     }
     /// Bits all fields take together.
+    #[inline]
     pub const fn total_bits(&self) -> u32 {
         self.time_bits() + self.node_bits() + self.sequence_bits()
     }
@@ -355,10 +364,12 @@ impl Layout {
         self.total_bits() <= 63
     }
     /// The largest value of the time field.
+    #[inline]
     pub const fn max_tick(&self) -> u64 {
         (1u64 << self.time_bits) - 1
     }
     /// The largest node id.
+    #[inline]
     pub const fn max_node(&self) -> u64 {
         mask(self.node_bits())
     }
@@ -371,10 +382,12 @@ impl Layout {
         mask(self.worker_bits())
     }
     /// The largest sequence number.
+    #[inline]
     pub const fn max_sequence(&self) -> u64 {
         mask(self.sequence_bits())
     }
     /// The largest ID this layout can hold.
+    #[inline]
     pub const fn max_id(&self) -> u64 {
         mask(self.total_bits())
     }
@@ -416,6 +429,7 @@ impl Layout {
     }
 
     /// The Unix millisecond at which `tick` starts. `tick` is masked to the time field.
+    #[inline]
     pub const fn tick_start_ms(&self, tick: u64) -> u64 {
         self.epoch_ms + (tick & self.max_tick()) * self.unit_ms as u64
     }
@@ -430,10 +444,12 @@ impl Layout {
     }
 
     /// Shift of the time field.
+    #[inline]
     pub(crate) const fn time_shift(&self) -> u32 {
         self.node_bits() + self.sequence_bits()
     }
     /// Shift of the node field.
+    #[inline]
     pub(crate) const fn node_shift(&self) -> u32 {
         match self.order {
             Order::NodeThenSequence => self.sequence_bits(),
@@ -441,6 +457,7 @@ impl Layout {
         }
     }
     /// Shift of the sequence field.
+    #[inline]
     pub(crate) const fn sequence_shift(&self) -> u32 {
         match self.order {
             Order::NodeThenSequence => 0,
@@ -450,6 +467,7 @@ impl Layout {
 }
 
 /// `bits` ones (bits <= 64).
+#[inline]
 pub(crate) const fn mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX

@@ -6,6 +6,8 @@
 //! carries into the next tick by plain addition, so "the next free slot" is always one
 //! number, which is what lets the atomic generator work with a single compare-and-swap.
 
+use core::num::NonZeroU64;
+
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::layout::{mask, Layout, Order};
@@ -102,10 +104,17 @@ pub(crate) struct Engine {
     pub node: u64,
     epoch_ms: u64,
     unit_ms: u64,
+    /// `unit_ms` for dividing, without a check for zero (a layout's unit is never zero).
+    unit: NonZeroU64,
     max_tick: u64,
     seq_bits: u32,
     time_shift: u32,
     seq_shift: u32,
+    seq_mask: u64,
+    /// The tick bits of a slot (`!seq_mask`).
+    tick_mask: u64,
+    /// What turns `slot << seq_shift` into the ID: see [`Engine::id`].
+    tick_lift: u64,
     node_part: u64,
 }
 
@@ -120,10 +129,18 @@ impl Engine {
             node,
             epoch_ms: layout.epoch_ms(),
             unit_ms: layout.unit_ms() as u64,
+            unit: match NonZeroU64::new(layout.unit_ms() as u64) {
+                Some(unit) => unit,
+                None => NonZeroU64::MIN,
+            },
             max_tick: layout.max_tick(),
             seq_bits: layout.sequence_bits(),
             time_shift: layout.time_shift(),
             seq_shift: layout.sequence_shift(),
+            seq_mask: mask(layout.sequence_bits()),
+            tick_mask: !mask(layout.sequence_bits()),
+            tick_lift: (1u64 << (layout.time_shift() - layout.sequence_bits()))
+                - (1u64 << layout.sequence_shift()),
             node_part: layout.pack(0, node, 0),
         })
     }
@@ -145,19 +162,33 @@ impl Engine {
         let tick = if self.unit_ms == 1 {
             since
         } else {
-            since / self.unit_ms
+            since / self.unit
         };
-        if ms < self.epoch_ms || tick > self.max_tick {
-            return Err(Error::Time(self.layout.time_error(ms)));
+        // One comparison covers a time before the epoch too: the difference then wraps
+        // to at least 2^64 - epoch, and a valid layout has epoch + max_tick * unit below
+        // 2^63, so even divided by the unit it lands above `max_tick`.
+        if tick > self.max_tick {
+            return Err(self.time_error(ms));
         }
         Ok(tick)
     }
 
+    #[cold]
+    fn time_error(&self, ms: u64) -> Error {
+        Error::Time(self.layout.time_error(ms))
+    }
+
     /// The ID of a slot.
+    ///
+    /// A slot is `tick << seq_bits | seq`; the ID wants `tick << time_shift | seq <<
+    /// seq_shift | node`. Shifting the slot left by `seq_shift` puts the sequence in place
+    /// and the tick at `seq_bits + seq_shift`, which is `time_shift` already when the
+    /// sequence sits above the node; otherwise adding `(tick << seq_bits) * tick_lift`
+    /// (`tick_lift = 2^node_bits - 1`) lifts it the rest of the way. The exact result fits
+    /// in 64 bits, so the wrapping arithmetic gives it, and leaves the node bits zero.
     #[inline(always)]
     pub fn id(&self, slot: u64) -> u64 {
-        ((slot >> self.seq_bits) << self.time_shift)
-            | ((slot & mask(self.seq_bits)) << self.seq_shift)
+        (slot << self.seq_shift).wrapping_add((slot & self.tick_mask).wrapping_mul(self.tick_lift))
             | self.node_part
     }
 
@@ -170,17 +201,21 @@ impl Engine {
     /// Slots left in the tick of `slot`, counting `slot` itself.
     #[inline(always)]
     pub fn left_in_tick(&self, slot: u64) -> u64 {
-        (1 << self.seq_bits) - (slot & mask(self.seq_bits))
+        self.seq_mask + 1 - (slot & self.seq_mask)
     }
 
     /// The slot to hand out when the clock reads tick `now` and `next` is the first free
     /// slot; anything but the common case goes to the policy.
     #[inline(always)]
     pub fn decide(&self, now: u64, next: u64) -> Step<u64> {
+        // The common case first: the next free slot lies in the current tick.
+        if next >> self.seq_bits == now {
+            return Step::Done(next);
+        }
+        // The clock moved on to a tick not used yet: its first slot.
         let fresh = now << self.seq_bits;
-        let slot = if fresh > next { fresh } else { next };
-        if slot >> self.seq_bits == now {
-            return Step::Done(slot);
+        if fresh > next {
+            return Step::Done(fresh);
         }
         self.behind(now, next)
     }
@@ -244,10 +279,29 @@ impl Engine {
         mut attempt: impl FnMut(u64) -> Step<T>,
     ) -> Result<T, Error> {
         let first_ms = clock.now_ms();
-        let mut deadline = match attempt(self.tick(first_ms)?) {
+        match attempt(self.tick(first_ms)?) {
+            Step::Done(v) => Ok(v),
+            Step::Fail(e) => Err(e),
+            Step::Wait { .. } | Step::NextTick if !blocking => Err(Error::WouldBlock),
+            step => self.run_on(clock, first_ms, step, attempt),
+        }
+    }
+
+    /// The wait of a blocking [`run`](Self::run) whose first attempt (at `first_ms`) asked
+    /// to wait: kept out of line, so that the common case is small enough to inline into
+    /// the caller, and so that a caller that never waits (`try_next`) has no copy of it.
+    #[cold]
+    #[inline(never)]
+    pub fn run_on<C: Clock, T>(
+        &self,
+        clock: &C,
+        first_ms: u64,
+        first: Step<T>,
+        mut attempt: impl FnMut(u64) -> Step<T>,
+    ) -> Result<T, Error> {
+        let mut deadline = match first {
             Step::Done(v) => return Ok(v),
             Step::Fail(e) => return Err(e),
-            Step::Wait { .. } | Step::NextTick if !blocking => return Err(Error::WouldBlock),
             Step::Wait { limit_ms, .. } => first_ms.saturating_add(limit_ms),
             Step::NextTick => first_ms,
         };

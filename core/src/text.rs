@@ -297,20 +297,41 @@ pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
 /// assert_eq!(parse_base32("0000000000001"), Ok(1));
 /// assert_eq!(parse_base32("G000000000000").unwrap_err().kind, ParseErrorKind::Overflow);
 /// ```
+#[inline]
 pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
-    let bytes = check_len(text, 13)?;
+    let Ok(bytes) = <&[u8; 13]>::try_from(text.as_bytes()) else {
+        return Err(wrong_length(text, 13));
+    };
+    // No branch per character: the digits are gathered with whether any was invalid
+    // (every digit is below 32, `INVALID` is not), and the exceptions looked at once.
     let mut value: u64 = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut seen: u8 = 0;
+    for &b in bytes {
         let d = CROCKFORD_VALUES[b as usize];
-        if d == INVALID {
-            return Err(invalid(text, i));
-        }
-        if i == 0 && d > 0xf {
-            return Err(err(ParseErrorKind::Overflow, 0));
-        }
+        seen |= d;
         value = (value << 5) | u64::from(d);
     }
+    // 13 characters hold 65 bits: the first may carry only 4.
+    if seen > 0x1f || CROCKFORD_VALUES[bytes[0] as usize] > 0xf {
+        return Err(bad_base32(text));
+    }
     Ok(value)
+}
+
+/// Why 13 characters of the right length are not a base32 ID.
+#[cold]
+#[inline(never)]
+fn bad_base32(text: &str) -> ParseError {
+    for (i, b) in text.bytes().enumerate() {
+        let d = CROCKFORD_VALUES[b as usize];
+        if d == INVALID {
+            return invalid(text, i);
+        }
+        if i == 0 && d > 0xf {
+            break;
+        }
+    }
+    err(ParseErrorKind::Overflow, 0)
 }
 
 /// Parses exactly 11 base62 characters (`0-9A-Za-z`).
@@ -340,20 +361,27 @@ pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
 }
 
 pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
-    if text.is_empty() {
-        return Err(err(ParseErrorKind::Empty, 0));
-    }
     if text.len() != n {
-        let chars = text.chars().count();
-        return Err(err(
-            ParseErrorKind::WrongLength {
-                expected: n,
-                found: chars,
-            },
-            0,
-        ));
+        return Err(wrong_length(text, n));
     }
     Ok(text.as_bytes())
+}
+
+/// The error for a text that is not `n` bytes long: empty, or the wrong length.
+#[cold]
+#[inline(never)]
+fn wrong_length(text: &str, n: usize) -> ParseError {
+    if text.is_empty() {
+        return err(ParseErrorKind::Empty, 0);
+    }
+    let chars = text.chars().count();
+    err(
+        ParseErrorKind::WrongLength {
+            expected: n,
+            found: chars,
+        },
+        0,
+    )
 }
 
 #[cfg(test)]
