@@ -267,7 +267,8 @@ export function create(instantiate) {
   const sdDecode = w.sd_decode;
   const num = io >> 3;
   function decodeWith(layout, id) {
-    if (typeof id !== "bigint" || id < 0n || id > MAX_ID) id = idArg("id", id);
+    // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
+    if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
     const r = sdDecode(layout, id);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
     if (r === 1) return new Parts(f64[num], f64[num + 1], f64[num + 4], f64[num + 2], f64[num + 3]);
@@ -418,6 +419,10 @@ export function create(instantiate) {
     }
     /** Nothing to release (kept for compatibility: ObjectIds hold no wasm memory). */
     free() {}
+    /** How Node's console and util.inspect show it. */
+    [Symbol.for("nodejs.util.inspect.custom")]() {
+      return `ObjectId("${this.#hex}")`;
+    }
   }
 
   if (typeof Symbol.dispose === "symbol") {
