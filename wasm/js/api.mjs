@@ -425,6 +425,10 @@ export function create(instantiate) {
     }
   }
 
+  // The package ships minified: keep the names Node's console and stack traces show.
+  for (const [c, name] of [[Parts, "Parts"], [Snowdrift, "Snowdrift"], [ObjectId, "ObjectId"]]) {
+    Object.defineProperty(c, "name", { value: name });
+  }
   if (typeof Symbol.dispose === "symbol") {
     Snowdrift.prototype[Symbol.dispose] = Snowdrift.prototype.free;
     ObjectId.prototype[Symbol.dispose] = ObjectId.prototype.free;

@@ -105,7 +105,6 @@ pub fn build() -> Result {
             &[
                 path_str(&api)?,
                 "--minify",
-                "--keep-names",
                 "--target=es2022",
                 "--log-level=warning",
                 &format!("--format={format}"),
