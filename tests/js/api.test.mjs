@@ -255,6 +255,36 @@ describe("clock policies, driven by a custom clock", () => {
     const gen = new Snowdrift({ clock: () => 1000 });
     throwsWith(() => gen.next(), RangeError, "time 1000 ms", "outside the layout's range");
   });
+
+  test("a clock that calls a generator gets an Error, and no ID is issued twice", () => {
+    const seen = new Set();
+    const other = new Snowdrift({ node: 8, clock: () => T0 });
+    let callBack = true;
+    const gen = new Snowdrift({
+      node: 7,
+      clock: () => {
+        if (callBack) seen.add(gen.next());
+        return T0;
+      },
+    });
+    const sneaky = new Snowdrift({
+      node: 9,
+      clock: () => {
+        if (callBack) other.nextBatch(3);
+        return T0;
+      },
+    });
+    throwsWith(() => gen.next(), Error, "a clock function must not call a snowdrift generator");
+    throwsWith(() => gen.nextBatch(5), Error, "must not call");
+    throwsWith(() => sneaky.nextBatch(5), Error, "must not call");
+    assert.equal(seen.size, 0, "the inner calls issued nothing");
+    callBack = false;
+    for (const id of [gen.next(), ...gen.nextBatch(5), ...sneaky.nextBatch(5), ...other.nextBatch(5)]) {
+      assert.ok(!seen.has(id), `${id} issued twice`);
+      seen.add(id);
+    }
+    assert.equal(seen.size, 16);
+  });
 });
 
 describe("bad input: TypeError for wrong types, RangeError for bad values, state unchanged", () => {
