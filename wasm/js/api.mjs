@@ -98,6 +98,11 @@ export function create(instantiate) {
   const clocks = [];
   const freeClocks = [];
   let clockError;
+  // A user's clock function is running, inside a generator call: generators must not be
+  // called from it (the running call holds the generator's state and the batch buffer,
+  // so a second call could repeat an ID).
+  let inClock = false;
+  const reentered = () => new Error("a clock function must not call a snowdrift generator");
   let u8, u32, f64, u64;
 
   const w = instantiate({
@@ -107,11 +112,14 @@ export function create(instantiate) {
         clockError = undefined;
         const f = clocks[slot];
         let v;
+        inClock = true;
         try {
           v = f();
         } catch (e) {
           clockError = { error: e };
           return -1;
+        } finally {
+          inClock = false;
         }
         if (typeof v !== "number") {
           clockError = { error: wrongType("the clock's reading", "a number of Unix milliseconds", v) };
@@ -333,6 +341,7 @@ export function create(instantiate) {
 
     /** The next ID. */
     next() {
+      if (inClock) throw reentered();
       const r = sdNext(this.#gen);
       return r >= 0n ? r : idOut(r);
     }
@@ -344,6 +353,7 @@ export function create(instantiate) {
 
     /** `n` increasing IDs. */
     nextBatch(n) {
+      if (inClock) throw reentered();
       n = intArg("n", n, 1, MAX_BATCH);
       const out = new BigUint64Array(n);
       const at = (io + IO_BATCH) >> 3;
@@ -358,6 +368,7 @@ export function create(instantiate) {
 
     /** The next ID if one is ready without waiting, else `undefined`. */
     tryNext() {
+      if (inClock) throw reentered();
       const r = w.sd_try_next(this.#gen);
       if (r >= 0n) return r;
       if (r === -1n && errorKind() === ERR_WOULD_BLOCK && !clockError) return undefined;

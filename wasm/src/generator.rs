@@ -2,44 +2,15 @@
 //! through its pointer.
 
 use alloc::boxed::Box;
-use core::cell::Cell;
 use snowdrift::{Generator, Layout, Policy};
 
 use crate::clock::JsClock;
-use crate::io::{self, fail, fail_gen, id_result, BATCH_CAP, ERR_PLAIN};
+use crate::io::{self, fail_gen, id_result, BATCH_CAP};
 
 /// A generator with a copy of its layout (which `sd_decode` takes by address).
 pub struct Gen {
     gen: Generator<JsClock>,
     layout: Layout,
-}
-
-struct Flag(Cell<bool>);
-// SAFETY: one thread per module instance (see lib.rs).
-unsafe impl Sync for Flag {}
-
-/// A generator call is running (and may be calling a user's clock function).
-static BUSY: Flag = Flag(Cell::new(false));
-
-/// Runs `f` on the core generator, unless a generator call is already running: a clock
-/// function that calls back into a generator gets an error instead of a second access to
-/// state (or to the batch buffer) that the running call holds, which could repeat an ID.
-///
-/// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[inline(always)]
-unsafe fn exclusive<R>(gen: *mut Gen, busy: R, f: impl FnOnce(&mut Generator<JsClock>) -> R) -> R {
-    if BUSY.0.get() {
-        fail(
-            ERR_PLAIN,
-            "a clock function must not call a snowdrift generator",
-        );
-        return busy;
-    }
-    BUSY.0.set(true);
-    let r = f(&mut (*gen).gen);
-    BUSY.0.set(false);
-    r
 }
 
 /// `onClockBackwards: "fail"`.
@@ -102,13 +73,13 @@ pub unsafe extern "C" fn sd_gen_free(gen: *mut Gen) {
 /// `gen` is a live generator from `sd_gen_new`.
 #[no_mangle]
 pub unsafe extern "C" fn sd_gen_resume(gen: *mut Gen, id: i64) -> i32 {
-    exclusive(gen, -1, |g| match g.resume_after(id as u64) {
+    match (*gen).gen.resume_after(id as u64) {
         Ok(()) => 0,
         Err(e) => {
             fail_gen(e);
             -1
         }
-    })
+    }
 }
 
 /// The next ID, or -1 with the error recorded.
@@ -117,7 +88,7 @@ pub unsafe extern "C" fn sd_gen_resume(gen: *mut Gen, id: i64) -> i32 {
 /// `gen` is a live generator from `sd_gen_new`.
 #[no_mangle]
 pub unsafe extern "C" fn sd_next(gen: *mut Gen) -> i64 {
-    exclusive(gen, -1, |g| id_result(g.next(), fail_gen))
+    id_result((*gen).gen.next(), fail_gen)
 }
 
 /// The next ID if one is ready without waiting, or -1 with the error recorded
@@ -127,7 +98,7 @@ pub unsafe extern "C" fn sd_next(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `sd_gen_new`.
 #[no_mangle]
 pub unsafe extern "C" fn sd_try_next(gen: *mut Gen) -> i64 {
-    exclusive(gen, -1, |g| id_result(g.try_next(), fail_gen))
+    id_result((*gen).gen.try_next(), fail_gen)
 }
 
 /// Writes `n` (at most the batch buffer's 4,096) increasing IDs into the batch buffer.
@@ -137,21 +108,20 @@ pub unsafe extern "C" fn sd_try_next(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `sd_gen_new`.
 #[no_mangle]
 pub unsafe extern "C" fn sd_fill(gen: *mut Gen, n: u32) -> i32 {
-    exclusive(gen, -1, |gen| {
-        let n = (n as usize).min(BATCH_CAP);
-        let mut done = 0;
-        while done < n {
-            match gen.next_batch((n - done) as u32) {
-                // The buffer is borrowed only after the clock was read.
-                Ok(batch) => done += batch.write_to(&mut io::io().batch[done..n]),
-                Err(e) => {
-                    fail_gen(e);
-                    return -1;
-                }
+    let gen = &mut (*gen).gen;
+    let n = (n as usize).min(BATCH_CAP);
+    let mut done = 0;
+    while done < n {
+        match gen.next_batch((n - done) as u32) {
+            // The buffer is borrowed only after the clock was read.
+            Ok(batch) => done += batch.write_to(&mut io::io().batch[done..n]),
+            Err(e) => {
+                fail_gen(e);
+                return -1;
             }
         }
-        n as i32
-    })
+    }
+    n as i32
 }
 
 /// The generator's layout, for `sd_decode`.
