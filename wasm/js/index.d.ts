@@ -36,7 +36,7 @@ export interface SnowdriftOptions {
   onClockBackwards?: "fail" | "wait" | "borrow";
   maxWaitMs?: number;
   maxAheadMs?: number;
-  /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. */
+  /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. It must not call a generator (that throws). */
   clock?: () => number;
   /** Never issue an ID at or below this one (a high-water mark saved by an earlier run). */
   notBefore?: bigint | string;
