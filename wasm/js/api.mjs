@@ -170,6 +170,18 @@ export function create(instantiate) {
 
   /** Writes `s` into the text buffer; returns its length in bytes. */
   function textIn(what, s) {
+    // Short ASCII (every text form of an ID) byte by byte; anything else through TextEncoder.
+    const n = s.length;
+    if (n <= 64) {
+      const t = io + IO_TEXT;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 127) break;
+        u8[t + i] = c;
+      }
+      if (i === n) return n;
+    }
     const { read, written } = encoder.encodeInto(s, u8.subarray(io + IO_TEXT, io + IO_TEXT + TEXT_CAP));
     if (read < s.length) {
       throw new RangeError(`${what} ${describe(s.slice(0, 32) + "...")} is too long (${s.length} characters)`);
@@ -466,7 +478,12 @@ export function create(instantiate) {
     },
     /** `toBase32(id)`: 13 Crockford base32 characters that sort like the number. */
     toBase32(id) {
-      return textOut(w.sd_to_base32(idArg("id", id)));
+      if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
+      w.sd_to_base32(id);
+      // 13 characters, read one by one (no subarray, no apply).
+      const t = io + IO_TEXT;
+      return String.fromCharCode(u8[t], u8[t + 1], u8[t + 2], u8[t + 3], u8[t + 4], u8[t + 5],
+        u8[t + 6], u8[t + 7], u8[t + 8], u8[t + 9], u8[t + 10], u8[t + 11], u8[t + 12]);
     },
     /** `fromBase32(text)`: the ID written as 13 Crockford base32 characters. */
     fromBase32(text) {
