@@ -1,6 +1,7 @@
 // The smoke test every runtime runs: 100k IDs, strictly increasing, each decoded and
-// round-tripped through base32. Throws on the first problem; returns a summary.
-export function smoke({ Snowdrift, decode, toBase32, fromBase32 }, runtime) {
+// round-tripped through base32, and two ObjectIds. Throws on the first problem; returns a
+// summary.
+export function smoke({ Snowdrift, ObjectId, decode, toBase32, fromBase32 }, runtime) {
   const N = 100_000;
   const NODE = 5;
   const gen = new Snowdrift({ node: NODE });
@@ -32,6 +33,11 @@ export function smoke({ Snowdrift, decode, toBase32, fromBase32 }, runtime) {
     if (text.length !== 13 || fromBase32(text) !== id) throw new Error(`base32 round trip of ${id} gave ${text}`);
     if (text <= prevText) throw new Error(`base32 of ${id} (${text}) does not sort after ${prevText}`);
     prevText = text;
+  }
+  // ObjectIds take their process bytes from crypto.getRandomValues in this runtime.
+  const [a, b] = [ObjectId.generate().toString(), ObjectId.generate().toString()];
+  if (!/^[0-9a-f]{24}$/.test(a) || a.slice(8, 18) !== b.slice(8, 18) || a === b) {
+    throw new Error(`ObjectIds ${a} and ${b}: not 24 hex digits from one process`);
   }
   return { runtime, count: N, first: ids[0].toString(), last: prev.toString() };
 }
