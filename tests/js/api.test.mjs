@@ -386,6 +386,18 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
 });
 
 describe("functions", () => {
+  test("Parts: date is computed on read; JSON carries it, spreading does not", () => {
+    const p = decode(175928847299117063n, "discord");
+    assert.ok(p.date instanceof Date);
+    assert.equal(p.date.toISOString(), "2016-04-30T11:18:25.796Z");
+    assert.notEqual(p.date, p.date, "a new Date on each read: changing one changes no other");
+    assert.deepEqual(Object.keys(p), ["timestampMs", "node", "datacenter", "worker", "sequence"]);
+    assert.equal(JSON.stringify(p), JSON.stringify({
+      timestampMs: 1462015105796, date: "2016-04-30T11:18:25.796Z", node: 32, datacenter: 1, worker: 0, sequence: 7,
+    }));
+    assert.equal(JSON.stringify(decode(1n << 22n)), `{"timestampMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`);
+  });
+
   test("minIdAt/maxIdAt bracket every ID of a millisecond; base32 sorts like the number", () => {
     const gen = new Snowdrift({ node: 1023, clock: () => T0 });
     const ids = gen.nextBatch(4096);
