@@ -436,18 +436,42 @@ impl Message {
         self.push(core::str::from_utf8(&digits[i..]).unwrap_or(""))
     }
 
-    /// Appends `c` as Rust's `{:?}` writes a char: in single quotes, escaped.
+    /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),
+    /// ASCII controls as Rust escapes (`'\n'`, `'\u{7f}'`), anything else as itself
+    /// followed by its code point (`'é' (U+00E9)`), so invisible characters still show
+    /// without the Unicode tables a printability check would need.
     fn quoted(&mut self, c: char) -> &mut Message {
         self.push("'");
-        if c == '"' {
-            // `{:?}` of a char leaves double quotes alone; `escape_debug` would not.
-            self.push("\"");
-        } else {
-            for e in c.escape_debug() {
-                self.push(e.encode_utf8(&mut [0; 4]));
-            }
+        match c {
+            '\'' => self.push("\\'"),
+            '\\' => self.push("\\\\"),
+            '\n' => self.push("\\n"),
+            '\r' => self.push("\\r"),
+            '\t' => self.push("\\t"),
+            '\0' => self.push("\\0"),
+            ' '..='~' => self.push(c.encode_utf8(&mut [0; 4])),
+            '\u{0}'..='\u{7f}' => self.push("\\u{").hex(c as u32, 1).push("}"),
+            _ => self.push(c.encode_utf8(&mut [0; 4])),
+        };
+        self.push("'");
+        if !c.is_ascii() {
+            self.push(" (U+").hex(c as u32, 4).push(")");
         }
-        self.push("'")
+        self
+    }
+
+    /// Appends `n` in uppercase hex, at least `width` digits.
+    fn hex(&mut self, n: u32, width: usize) -> &mut Message {
+        let mut digits = [b'0'; 8];
+        let mut i = digits.len();
+        let mut rest = n;
+        while rest > 0 || digits.len() - i < width {
+            i -= 1;
+            digits[i] = b"0123456789ABCDEF"[(rest % 16) as usize];
+            rest /= 16;
+        }
+        // ASCII digits.
+        self.push(core::str::from_utf8(&digits[i..]).unwrap_or(""))
     }
 }
 
@@ -626,30 +650,31 @@ mod tests {
     }
 
     #[test]
-    fn parse_messages_quote_every_char_as_debug_does() {
+    fn parse_messages_quote_every_char_visibly() {
         let chars = [
-            'x',
-            '!',
-            '\'',
-            '"',
-            '\\',
-            '\n',
-            '\t',
-            '\0',
-            '\u{7f}',
-            'é',
-            '\u{301}',
-            '\u{200b}',
-            '😀',
-            '\u{10ffff}',
+            ('x', "'x'"),
+            ('!', "'!'"),
+            (' ', "' '"),
+            ('\'', r"'\''"),
+            ('"', "'\"'"),
+            ('\\', r"'\\'"),
+            ('\n', r"'\n'"),
+            ('\t', r"'\t'"),
+            ('\0', r"'\0'"),
+            ('\u{1b}', r"'\u{1B}'"),
+            ('\u{7f}', r"'\u{7F}'"),
+            ('é', "'é' (U+00E9)"),
+            ('\u{200b}', "'\u{200b}' (U+200B)"),
+            ('😀', "'😀' (U+1F600)"),
+            ('\u{10ffff}', "'\u{10ffff}' (U+10FFFF)"),
         ];
-        for found in chars {
+        for (found, quoted) in chars {
             for position in [0, 7, usize::MAX] {
                 let e = ParseError {
                     kind: ParseErrorKind::InvalidChar { found },
                     position,
                 };
-                let text = format!("invalid character {found:?} at position {position}");
+                let text = format!("invalid character {quoted} at position {position}");
                 assert_eq!(e.message().as_str(), text);
                 assert_eq!(e.to_string(), text);
             }

@@ -234,7 +234,10 @@ fn err(kind: ParseErrorKind, position: usize) -> ParseError {
 }
 
 pub(crate) fn invalid(text: &str, position: usize) -> ParseError {
-    let found = text[position..].chars().next().unwrap_or('\0');
+    let found = text
+        .get(position..)
+        .and_then(|t| t.chars().next())
+        .unwrap_or('\0');
     err(ParseErrorKind::InvalidChar { found }, position)
 }
 
@@ -367,18 +370,21 @@ pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
     Ok(text.as_bytes())
 }
 
-/// The error for a text that is not `n` bytes long: empty, or the wrong length.
+/// The error for a text that is not `n` bytes long: empty, a character outside every
+/// alphabet (non-ASCII, so longer than one byte), or the wrong length.
 #[cold]
 #[inline(never)]
 fn wrong_length(text: &str, n: usize) -> ParseError {
     if text.is_empty() {
         return err(ParseErrorKind::Empty, 0);
     }
-    let chars = text.chars().count();
+    if let Some(position) = text.bytes().position(|b| !b.is_ascii()) {
+        return invalid(text, position);
+    }
     err(
         ParseErrorKind::WrongLength {
             expected: n,
-            found: chars,
+            found: text.len(),
         },
         0,
     )
@@ -447,6 +453,12 @@ mod tests {
         assert_eq!(parse_base32("").unwrap_err().kind, ParseErrorKind::Empty);
         let e = parse_base32("é00000000000").unwrap_err(); // 13 bytes, 12 characters
         assert_eq!(e.kind, ParseErrorKind::InvalidChar { found: 'é' });
+        let e = parse_base32("0000000000é00").unwrap_err(); // 14 bytes, 13 characters
+        assert_eq!(e, err(ParseErrorKind::InvalidChar { found: 'é' }, 10));
+        assert_eq!(
+            e.message().as_str(),
+            "invalid character 'é' (U+00E9) at position 10"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   throws(() => fromBase32("0000000000!00"), RangeError,
     "invalid base32 id \"0000000000!00\": invalid character '!' at position 10");
   // 12 characters, 13 bytes: the position is a byte offset.
-  throws(() => fromBase32("000000000é00"), RangeError, "invalid character 'é' at position 9");
+  throws(() => fromBase32("000000000é00"), RangeError, "invalid character 'é' (U+00E9) at position 9");
   throws(() => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
     RangeError, "invalid layout: the fields take 65 bits (max 64)");
 
