@@ -406,7 +406,8 @@ impl Message {
     /// The text.
     pub fn as_str(&self) -> &str {
         // Only whole UTF-8 sequences are ever pushed (see `push`).
-        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+        // `get` rather than indexing: no panic path (len never exceeds the buffer).
+        core::str::from_utf8(self.buf.get(..self.len).unwrap_or(&[])).unwrap_or("")
     }
 
     /// Appends `s`, or as much of it as fits, cut at a character boundary.
@@ -415,25 +416,28 @@ impl Message {
         while !s.is_char_boundary(n) {
             n -= 1;
         }
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        if let (Some(to), Some(from)) = (
+            self.buf.get_mut(self.len..self.len + n),
+            s.as_bytes().get(..n),
+        ) {
+            to.copy_from_slice(from);
+        }
         self.len += n;
         self
     }
 
     /// Appends `n` in decimal.
-    fn num(&mut self, mut n: u64) -> &mut Message {
+    fn num(&mut self, n: u64) -> &mut Message {
+        self.radix(n, 10, 1)
+    }
+
+    /// Appends `n` in base `radix`, at least `min` digits.
+    fn radix(&mut self, n: u64, radix: u64, min: usize) -> &mut Message {
         let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+        let len = crate::text::digits_into(&mut digits, n, radix, min);
+        let digits = digits.get(digits.len() - len..).unwrap_or(&[]);
         // ASCII digits.
-        self.push(core::str::from_utf8(&digits[i..]).unwrap_or(""))
+        self.push(core::str::from_utf8(digits).unwrap_or(""))
     }
 
     /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),
@@ -450,28 +454,14 @@ impl Message {
             '\t' => self.push("\\t"),
             '\0' => self.push("\\0"),
             ' '..='~' => self.push(c.encode_utf8(&mut [0; 4])),
-            '\u{0}'..='\u{7f}' => self.push("\\u{").hex(c as u32, 1).push("}"),
+            '\u{0}'..='\u{7f}' => self.push("\\u{").radix(c as u64, 16, 1).push("}"),
             _ => self.push(c.encode_utf8(&mut [0; 4])),
         };
         self.push("'");
         if !c.is_ascii() {
-            self.push(" (U+").hex(c as u32, 4).push(")");
+            self.push(" (U+").radix(c as u64, 16, 4).push(")");
         }
         self
-    }
-
-    /// Appends `n` in uppercase hex, at least `width` digits.
-    fn hex(&mut self, n: u32, width: usize) -> &mut Message {
-        let mut digits = [b'0'; 8];
-        let mut i = digits.len();
-        let mut rest = n;
-        while rest > 0 || digits.len() - i < width {
-            i -= 1;
-            digits[i] = b"0123456789ABCDEF"[(rest % 16) as usize];
-            rest /= 16;
-        }
-        // ASCII digits.
-        self.push(core::str::from_utf8(&digits[i..]).unwrap_or(""))
     }
 }
 

@@ -1,5 +1,7 @@
 //! Bit layouts: field widths, time unit and epoch, with the presets people already store.
 
+use core::num::{NonZeroU32, NonZeroU64};
+
 use crate::error::{Field, LayoutError, RangeError};
 
 /// The order of the node and sequence fields below the time field.
@@ -47,7 +49,7 @@ pub struct Layout {
     worker_bits: u8,
     sequence_bits: u8,
     order: Order,
-    unit_ms: u32,
+    unit_ms: NonZeroU32,
     epoch_ms: u64,
 }
 
@@ -137,9 +139,10 @@ impl LayoutBuilder {
         if b.time_bits + b.sequence_bits > 63 {
             return Err(LayoutError::NoNodeRoom);
         }
-        if b.unit_ms == 0 {
-            return Err(LayoutError::ZeroUnit);
-        }
+        let unit = match NonZeroU32::new(b.unit_ms) {
+            Some(unit) => unit,
+            None => return Err(LayoutError::ZeroUnit),
+        };
         // time_bits <= 63 here, since the sequence takes at least one bit.
         let last_tick = (1u64 << b.time_bits) - 1;
         match last_tick.checked_mul(b.unit_ms as u64) {
@@ -163,7 +166,7 @@ impl LayoutBuilder {
             worker_bits: b.worker_bits as u8,
             sequence_bits: b.sequence_bits as u8,
             order: b.order,
-            unit_ms: b.unit_ms,
+            unit_ms: unit,
             epoch_ms: b.epoch_ms,
         })
     }
@@ -340,7 +343,7 @@ impl Layout {
     /// Milliseconds per tick.
     #[inline]
     pub const fn unit_ms(&self) -> u32 {
-        self.unit_ms
+        self.unit_ms.get()
     }
     /// Unix millisecond at which the time field is zero.
     #[inline]
@@ -394,7 +397,7 @@ impl Layout {
     /// The Unix millisecond at which the last tick of the time field starts: the last
     /// time an ID can be made.
     pub const fn last_ms(&self) -> u64 {
-        self.epoch_ms + self.max_tick() * self.unit_ms as u64
+        self.epoch_ms + self.max_tick() * self.unit_ms.get() as u64
     }
     /// The Unix millisecond at which the time field runs out: from then on generators
     /// return [`Error::Time`](crate::Error::Time); they never wrap around.
@@ -407,7 +410,7 @@ impl Layout {
     /// assert_eq!(Layout::SONYFLAKE.exhausts_at(), 6_907_087_738_880);
     /// ```
     pub const fn exhausts_at(&self) -> u64 {
-        self.last_ms() + self.unit_ms as u64
+        self.last_ms() + self.unit_ms.get() as u64
     }
 
     /// The tick (time field value) that contains the Unix millisecond `ms`.
@@ -421,7 +424,12 @@ impl Layout {
         if ms < self.epoch_ms {
             return Err(self.time_error(ms));
         }
-        let tick = (ms - self.epoch_ms) / self.unit_ms as u64;
+        // A non-zero divisor: no zero check, no panic path.
+        let unit = NonZeroU64::new(self.unit_ms.get() as u64);
+        let tick = match unit {
+            Some(unit) => (ms - self.epoch_ms) / unit.get(),
+            None => ms - self.epoch_ms,
+        };
         if tick > self.max_tick() {
             return Err(self.time_error(ms));
         }
@@ -431,7 +439,7 @@ impl Layout {
     /// The Unix millisecond at which `tick` starts. `tick` is masked to the time field.
     #[inline]
     pub const fn tick_start_ms(&self, tick: u64) -> u64 {
-        self.epoch_ms + (tick & self.max_tick()) * self.unit_ms as u64
+        self.epoch_ms + (tick & self.max_tick()) * self.unit_ms.get() as u64
     }
 
     pub(crate) const fn time_error(&self, ms: u64) -> RangeError {

@@ -63,12 +63,15 @@ impl ObjectId {
     pub fn parse(hex: &str) -> Result<ObjectId, ParseError> {
         let bytes = text::check_len(hex, 24)?;
         let mut out = [0u8; 12];
-        for (i, &b) in bytes.iter().enumerate() {
-            let d = HEX_VALUES[b as usize];
-            if d == INVALID {
-                return Err(text::invalid(hex, i));
+        // Two digits per byte, zipped rather than indexed: no panic path.
+        for (i, (byte, pair)) in out.iter_mut().zip(bytes.chunks_exact(2)).enumerate() {
+            for (j, &b) in pair.iter().enumerate() {
+                let d = HEX_VALUES[b as usize];
+                if d == INVALID {
+                    return Err(text::invalid(hex, 2 * i + j));
+                }
+                *byte = (*byte << 4) | d;
             }
-            out[i / 2] |= d << (4 - 4 * (i % 2));
         }
         Ok(ObjectId(out))
     }

@@ -62,7 +62,9 @@ impl IdText {
     /// The text.
     pub fn as_str(&self) -> &str {
         // Only ASCII from the alphabets below is ever written.
-        core::str::from_utf8(&self.buf[..self.len as usize]).unwrap_or("")
+        // `get` rather than indexing: no panic path (len never exceeds the buffer).
+        let bytes = self.buf.get(..self.len as usize).unwrap_or(&[]);
+        core::str::from_utf8(bytes).unwrap_or("")
     }
 }
 
@@ -161,23 +163,32 @@ pub fn parse(text: &str, form: Format) -> Result<u64, ParseError> {
 /// ```
 /// assert_eq!(snowdrift::text::to_decimal(u64::MAX).as_str(), "18446744073709551615");
 /// ```
-pub fn to_decimal(mut id: u64) -> IdText {
+pub fn to_decimal(id: u64) -> IdText {
     let mut digits = [0u8; 20];
-    let mut i = 20;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (id % 10) as u8;
-        id /= 10;
-        if id == 0 {
-            break;
-        }
-    }
+    let len = digits_into(&mut digits, id, 10, 1);
     let mut out = IdText {
         buf: [0; 24],
-        len: (20 - i) as u8,
+        len: len as u8,
     };
-    out.buf[..20 - i].copy_from_slice(&digits[i..]);
+    out.buf[..20].copy_from_slice(&digits);
+    out.buf[..20].rotate_left(20 - len);
     out
+}
+
+/// Writes `n` in base `radix` (2 to 16, uppercase letters), at least `min` digits,
+/// right-aligned in `out`; returns how many digits. Written without indexing, so it has
+/// no panic path.
+pub(crate) fn digits_into(out: &mut [u8], mut n: u64, radix: u64, min: usize) -> usize {
+    let mut len = 0;
+    for slot in out.iter_mut().rev() {
+        if n == 0 && len >= min.max(1) {
+            break;
+        }
+        *slot = b"0123456789ABCDEF"[(n % radix) as usize & 0xf];
+        n /= radix;
+        len += 1;
+    }
+    len
 }
 
 /// 16 lowercase hex digits.

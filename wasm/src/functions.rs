@@ -3,7 +3,6 @@
 //! Layouts are passed by address: `sd_layout_default`, a preset from `sd_layout_preset`,
 //! the one custom layout slot filled by `sd_layout_custom`, or a generator's.
 
-use alloc::boxed::Box;
 use core::cell::UnsafeCell;
 use snowdrift::{text, Layout, Order, Parts};
 
@@ -24,10 +23,14 @@ pub extern "C" fn sd_layout_default() -> *const Layout {
 
 /// The preset named by the `len` bytes in the text buffer, or 0 for an unknown name. JS
 /// asks once per name and keeps the address (six presets at most: a few bytes each).
+/// The presets, at fixed addresses.
+static PRESETS: [(&str, Layout); 6] = Layout::PRESETS;
+
 #[no_mangle]
 pub extern "C" fn sd_layout_preset(len: u32) -> *const Layout {
-    match Layout::preset(text_in(len)) {
-        Some(layout) => Box::leak(Box::new(layout)),
+    let name = text_in(len);
+    match PRESETS.iter().find(|(n, _)| *n == name) {
+        Some((_, layout)) => layout,
         None => core::ptr::null(),
     }
 }

@@ -47,14 +47,32 @@ pub unsafe extern "C" fn sd_gen_new(
         JsClock::Custom(clock as u32)
     };
     match Generator::new(clock, *layout, node as u64, policy) {
-        Ok(gen) => Box::into_raw(Box::new(Gen {
+        Ok(gen) => heap(Gen {
             layout: gen.layout(),
             gen,
-        })),
+        }),
         Err(e) => {
             fail_gen(e);
             core::ptr::null_mut()
         }
+    }
+}
+
+/// Moves `value` to the heap; null (with the error recorded) when memory runs out. Unlike
+/// `Box::new`, it has no allocation-failure handler, which would bring in the whole
+/// formatting machinery.
+fn heap<T>(value: T) -> *mut T {
+    let layout = core::alloc::Layout::new::<T>();
+    // SAFETY: `T` is not zero-sized (a generator), and a non-null result is a fresh,
+    // suitably aligned block for one `T`, which `Box::from_raw` in `sd_gen_free` frees.
+    unsafe {
+        let ptr = alloc::alloc::alloc(layout).cast::<T>();
+        if ptr.is_null() {
+            crate::io::fail(crate::io::ERR_PLAIN, "out of memory");
+        } else {
+            ptr.write(value);
+        }
+        ptr
     }
 }
 

@@ -77,17 +77,24 @@ pub fn text_in(len: u32) -> &'static str {
 /// Writes an ASCII string into the text buffer; returns its length.
 pub fn text_out(s: &str) -> u32 {
     let io = io();
-    let n = s.len().min(TEXT_CAP);
-    io.text[..n].copy_from_slice(&s.as_bytes()[..n]);
-    n as u32
+    // Zipped, not sliced: no length check or panic path.
+    let mut n = 0;
+    for (to, from) in io.text.iter_mut().zip(s.bytes()) {
+        *to = from;
+        n += 1;
+    }
+    n
 }
 
 /// Records an error of `kind` with the core's message `msg`.
 pub fn fail(kind: u32, msg: &str) {
     let io = io();
-    let n = msg.len().min(MESSAGE_CAP);
-    io.err[..n].copy_from_slice(&msg.as_bytes()[..n]);
-    io.err_len = n as u32;
+    let mut n = 0;
+    for (to, from) in io.err.iter_mut().zip(msg.bytes()) {
+        *to = from;
+        n += 1;
+    }
+    io.err_len = n;
     io.err_kind = kind;
 }
 
