@@ -320,7 +320,10 @@ mod counter {
             let t = self.ticks();
             // A non-zero divisor: no division-by-zero check or panic path in the firmware.
             let hz = self.hz;
-            let ms = (t / hz) * 1000 + (t % hz) * 1000 / hz;
+            // Saturating: no overflow panic even for absurd rates or counts.
+            let ms = (t / hz)
+                .saturating_mul(1000)
+                .saturating_add((t % hz).saturating_mul(1000) / hz);
             self.boot_ms.load(Relaxed).saturating_add(ms)
         }
     }
@@ -361,6 +364,15 @@ mod counter {
             assert_eq!(clock.ticks(), 254);
             raw.set(6);
             assert_eq!(clock.ticks(), 262);
+        }
+
+        #[test]
+        fn absurd_rates_and_counts_saturate_instead_of_panicking() {
+            let raw = Cell::new(1u64 << 62);
+            let clock = CounterClock::new(|| raw.get(), 64, 1, 1_000);
+            assert_eq!(clock.now_ms(), u64::MAX);
+            let clock = CounterClock::new(|| raw.get(), 64, u64::MAX, 0);
+            assert!(clock.now_ms() <= 1000);
         }
 
         #[test]
