@@ -67,28 +67,9 @@ fn vectors() -> Result {
     util::run("python3", &["tests/vectors/generate.py", "--check"])
 }
 
-fn loom() -> Result {
-    run_in(
-        &root(),
-        &crate::util::cargo_bin(),
-        &[
-            "test",
-            "-p",
-            "snowdrift",
-            "--features",
-            "atomic",
-            "--release",
-            "--test",
-            "loom",
-            "--target-dir",
-            "target/loom",
-        ],
-        &[("RUSTFLAGS", "--cfg loom"), ("LOOM_MAX_PREEMPTIONS", "3")],
-    )
-}
-
-fn stress() -> Result {
-    cargo(&[
+/// `cargo test` of one release-built integration test of the core with `atomic`.
+fn release_test(test: &str, extra: &[&str], env: &[(&str, &str)]) -> Result {
+    let mut args = vec![
         "test",
         "-p",
         "snowdrift",
@@ -96,10 +77,23 @@ fn stress() -> Result {
         "atomic",
         "--release",
         "--test",
-        "stress",
-        "--",
-        "--include-ignored",
-    ])
+        test,
+    ];
+    args.extend(extra);
+    run_in(&root(), &crate::util::cargo_bin(), &args, env)
+}
+
+fn loom() -> Result {
+    // Its own target dir: `--cfg loom` rebuilds every dependency.
+    release_test(
+        "loom",
+        &["--target-dir", "target/loom"],
+        &[("RUSTFLAGS", "--cfg loom"), ("LOOM_MAX_PREEMPTIONS", "3")],
+    )
+}
+
+fn stress() -> Result {
+    release_test("stress", &["--", "--include-ignored"], &[])
 }
 
 fn no_std() -> Result {
