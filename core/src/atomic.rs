@@ -6,10 +6,11 @@ pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use portable_atomic::{AtomicU64, Ordering};
 
 use crate::clock::Clock;
+use crate::engine::{self, Engine, Lead, Step};
 use crate::error::Error;
 use crate::generator::Batch;
 use crate::layout::Layout;
-use crate::policy::{Engine, Policy, Step};
+use crate::policy::Policy;
 
 /// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
 /// whole state is one 64-bit slot counter updated with a single compare-and-swap per ID
@@ -56,6 +57,12 @@ use crate::policy::{Engine, Policy, Step};
 pub struct AtomicGenerator<C> {
     engine: Engine,
     next: AtomicU64,
+    /// The [`Lead`] of resume marks, as two words: each only grows, so concurrent resumes
+    /// keep the largest lead and the newest tick it covers.
+    lead_ticks: AtomicU64,
+    lead_through: AtomicU64,
+    /// Ticks at or past this one are refused: see [`AtomicGenerator::set_fence_ms`].
+    fence: AtomicU64,
     clock: C,
 }
 
@@ -68,6 +75,9 @@ impl<C: Clock> AtomicGenerator<C> {
             Ok(engine) => Ok(AtomicGenerator {
                 engine,
                 next: AtomicU64::new(0),
+                lead_ticks: AtomicU64::new(0),
+                lead_through: AtomicU64::new(0),
+                fence: AtomicU64::new(u64::MAX),
                 clock,
             }),
             Err(e) => {
@@ -86,6 +96,9 @@ impl<C: Clock> AtomicGenerator<C> {
         Ok(AtomicGenerator {
             engine,
             next: AtomicU64::new(0),
+            lead_ticks: AtomicU64::new(0),
+            lead_through: AtomicU64::new(0),
+            fence: AtomicU64::new(u64::MAX),
             clock,
         })
     }
@@ -146,18 +159,56 @@ impl<C: Clock> AtomicGenerator<C> {
         crate::generator::fill_with(out, |want| self.next_batch(want))
     }
 
-    /// Never issue an ID at or below `id` (a persisted high-water mark).
+    /// Never issue an ID at or below `id` (a persisted high-water mark); a mark above the
+    /// clock is handled as in [`Generator::resume_after`](crate::Generator::resume_after).
     pub fn resume_after(&self, id: u64) -> Result<(), Error> {
         let slot = self.engine.slot_above_id(id)?;
-        self.next.fetch_max(slot, Ordering::Relaxed);
+        self.raise(slot);
         Ok(())
     }
 
     /// Never issue an ID whose time is at or before Unix millisecond `ms`.
     pub fn resume_after_ms(&self, ms: u64) -> Result<(), Error> {
         let slot = self.engine.slot_after_ms(ms)?;
-        self.next.fetch_max(slot, Ordering::Relaxed);
+        self.raise(slot);
         Ok(())
+    }
+
+    fn raise(&self, floor: u64) {
+        let lead = self.engine.lead_for(floor, self.clock.now_ms());
+        if lead.ticks > 0 {
+            self.lead_ticks.fetch_max(lead.ticks, Ordering::Relaxed);
+            self.lead_through.fetch_max(lead.through, Ordering::Relaxed);
+        }
+        // Release: a caller that sees the new slot counter sees the lead too.
+        self.next.fetch_max(floor, Ordering::AcqRel);
+    }
+
+    fn lead(&self) -> Lead {
+        Lead {
+            ticks: self.lead_ticks.load(Ordering::Relaxed),
+            through: self.lead_through.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Issue only IDs whose time is before Unix millisecond `ms`, as
+    /// [`Generator::set_fence_ms`](crate::Generator::set_fence_ms); lock-free, callable
+    /// while other threads take IDs. Calls that start after this one returns (in the
+    /// happens-before sense) see the new fence.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// gen.set_fence_ms(1_750_000_000_000); // nothing at or after now
+    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    /// gen.set_fence_ms(1_750_000_010_000);
+    /// assert!(gen.next().is_ok());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn set_fence_ms(&self, ms: u64) {
+        self.fence
+            .store(self.engine.ticks_before(ms), Ordering::SeqCst);
     }
 
     /// The layout.
@@ -177,52 +228,44 @@ impl<C: Clock> AtomicGenerator<C> {
         &self.clock
     }
 
-    /// The clock's tick, read again to confirm a step back (off the common path).
-    fn reread(&self) -> Result<u64, Error> {
-        self.engine.tick(self.clock.now_ms())
-    }
-
     #[inline(always)]
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
-        // `Engine::run`, with the first attempt written out so that it inlines whole.
-        let first_ms = self.clock.now_ms();
-        match self.attempt(self.engine.tick(first_ms)?, n) {
-            Step::Done(v) => Ok(v),
-            Step::Fail(e) => Err(e),
-            Step::Wait { .. } | Step::NextTick if !blocking => Err(Error::WouldBlock),
-            step => self
-                .engine
-                .run_on(&self.clock, first_ms, step, move |now| self.attempt(now, n)),
-        }
+        engine::run(&self.clock, blocking, move |ms| self.attempt(ms, n))
     }
 
-    /// One attempt at `n` slots with the clock at tick `now`.
+    /// One attempt at `n` slots with the clock reading `ms`.
     #[inline(always)]
-    fn attempt(&self, mut now: u64, n: u64) -> Step<(u64, u32)> {
+    fn attempt(&self, mut ms: u64, n: u64) -> Step<(u64, u32)> {
         let engine = &self.engine;
         // The clock was read before the state was loaded, so another caller may have
         // taken a later tick in between: a reading behind the state is confirmed with a
-        // fresh reading, taken after the load, before it counts as a step back. The
-        // acquire/release pairs make that fresh reading come after the other caller's.
+        // fresh reading, taken after the load, before it counts as a step back (and the
+        // fresh reading is the one a wait starts from). The acquire/release pairs make
+        // that fresh reading come after the other caller's.
         let mut seen = self.next.load(Ordering::Acquire);
         let mut fresh = false;
         loop {
-            let slot = match engine.decide(now, seen) {
+            let now = match engine.tick(ms) {
+                Ok(now) => now,
+                Err(e) => return Step::Fail(e),
+            };
+            let fence = self.fence.load(Ordering::Acquire);
+            let slot = match engine.decide(now, ms, seen, fence, || self.lead()) {
                 Step::Done(slot) => slot,
-                Step::NextTick => return Step::NextTick,
-                Step::Wait { limit_ms, timeout } if fresh => {
-                    return Step::Wait { limit_ms, timeout }
+                Step::Lead(slot) => {
+                    self.lead_through
+                        .fetch_max(slot >> engine.seq_bits(), Ordering::Relaxed);
+                    slot
                 }
-                Step::Fail(e) if fresh => return Step::Fail(e),
-                Step::Wait { .. } | Step::Fail(_) => {
-                    match self.reread() {
-                        Ok(t) => now = t,
-                        Err(e) => return Step::Fail(e),
-                    }
+                Step::NextTick { at_ms } => return Step::NextTick { at_ms },
+                Step::Wait(_) | Step::Fail(_) if !fresh => {
+                    ms = self.clock.now_ms();
                     fresh = true;
                     continue;
                 }
+                Step::Wait(behind) => return Step::Wait(behind),
+                Step::Fail(e) => return Step::Fail(e),
             };
             // `next()` asks for one, and one always fits: a free slot leaves at least itself.
             let len = if n == 1 {

@@ -225,6 +225,24 @@ pub enum Error {
         /// The newest reading, in Unix milliseconds.
         at_ms: u64,
     },
+    /// [`Generator::switch_node`](crate::Generator::switch_node) was given the node id the
+    /// generator already holds: going on with it afresh would repeat IDs.
+    SameNode {
+        /// The node id.
+        node: u64,
+    },
+    /// A resume mark past the last ID the generator could issue: nothing can follow it.
+    /// The range error's `max` is the largest mark that leaves room.
+    ResumeOutOfRange(RangeError),
+    /// The next ID's time is not before the generator's fence (for example the end of a
+    /// node id lease): move the fence forward to go on.
+    PastFence {
+        /// The time of the ID that was refused, in Unix milliseconds (the start of its
+        /// tick).
+        time_ms: u64,
+        /// The fence: IDs must be earlier than this Unix millisecond.
+        fence_ms: u64,
+    },
     /// The policy cannot be used with this generator (for example
     /// [`Policy::History`](crate::Policy::History) with no history ring).
     Unsupported {
@@ -267,6 +285,29 @@ impl Error {
                 .num(at_ms)
                 .push(" ms while waiting for it to advance"),
             Error::Unsupported { reason } => m.push(reason),
+            Error::SameNode { node } => m
+                .push("node id ")
+                .num(node)
+                .push(" is the one this generator holds: switch to a node id it has not used"),
+            Error::ResumeOutOfRange(RangeError {
+                field, value, max, ..
+            }) => {
+                if field == Field::Time {
+                    m.push("no ID can follow time ")
+                        .num(value)
+                        .push(" ms (max ");
+                    m.num(max).push(" ms)")
+                } else {
+                    m.push("no ID of this node can follow id ").num(value);
+                    m.push(" (max ").num(max).push(")")
+                }
+            }
+            Error::PastFence { time_ms, fence_ms } => m
+                .push("next ID at ")
+                .num(time_ms)
+                .push(" ms is not before the fence at ")
+                .num(fence_ms)
+                .push(" ms"),
         };
         m
     }

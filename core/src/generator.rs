@@ -1,9 +1,10 @@
 //! The single-owner generator (`&mut self`) and batches of IDs.
 
 use crate::clock::Clock;
+use crate::engine::{self, Behind, Engine, Lead, Step};
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::policy::{Engine, Policy, Step};
+use crate::policy::Policy;
 
 /// Consecutive IDs reserved in one step, all in one tick: `first`, `first + step`, ...
 ///
@@ -97,8 +98,11 @@ impl Iterator for Batch {
             return None;
         }
         let id = self.first;
-        self.first += self.step;
         self.len -= 1;
+        if self.len > 0 {
+            // Not past the last ID, which may be u64::MAX.
+            self.first += self.step;
+        }
         Some(id)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -121,11 +125,24 @@ impl ExactSizeIterator for Batch {}
 /// assert_eq!(Layout::TWITTER.decode(b)?.node, 33);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone)]
+///
+/// A generator is not `Clone`: a copy would hold the same node and state and issue the
+/// same IDs. Two generators need two node ids.
+///
+/// ```compile_fail
+/// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
+/// let gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+/// let twin = gen.clone();
+/// # Ok::<(), snowdrift::Error>(())
+/// ```
+#[derive(Debug)]
 pub struct Generator<C, const H: usize = 0> {
     engine: Engine,
     next: u64,
     history: History<H>,
+    lead: Lead,
+    /// Ticks at or past this one are refused: see [`Generator::set_fence_ms`].
+    fence: u64,
     clock: C,
 }
 
@@ -139,12 +156,10 @@ impl<C: Clock> Generator<C> {
                 reason: "the history policy needs a ring: use Generator::with_history",
             });
         }
-        Ok(Generator {
-            engine: Engine::new(layout, node, policy)?,
-            next: 0,
-            history: History::new(0),
+        Ok(Generator::with_engine(
+            Engine::new(layout, node, policy)?,
             clock,
-        })
+        ))
     }
 }
 
@@ -168,13 +183,21 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     pub fn with_history(clock: C, layout: Layout, node: u64) -> Result<Self, Error> {
         const { assert!(H > 0, "the history ring needs at least one entry") };
-        let engine = Engine::new(layout, node, Policy::History)?;
-        Ok(Generator {
+        Ok(Generator::with_engine(
+            Engine::new(layout, node, Policy::History)?,
+            clock,
+        ))
+    }
+
+    fn with_engine(engine: Engine, clock: C) -> Self {
+        Generator {
             engine,
             next: 0,
             history: History::new(0),
+            lead: Lead::default(),
+            fence: u64::MAX,
             clock,
-        })
+        }
     }
 
     /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
@@ -242,13 +265,18 @@ impl<C: Clock, const H: usize> Generator<C, H> {
 
     /// Never issue an ID at or below `id` (a high-water mark persisted by an earlier run).
     ///
+    /// A mark above the clock is a promise, not a clock step: under every policy the
+    /// generator goes on from the mark, never further ahead of the clock than the mark was
+    /// when it was set, until the clock catches up. Under [`Policy::History`] the ring
+    /// forgets every slot at or below the mark.
+    ///
     /// ```
     /// use snowdrift::{Generator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
     /// let mut first_run = Generator::new(&clock, Layout::DEFAULT, 5, Policy::Fail)?;
     /// let saved = first_run.next()?;
     /// clock.rewind(60_000); // the clock was set back before the restart
-    /// let mut second_run = Generator::new(&clock, Layout::DEFAULT, 5, Policy::Borrow { max_ahead_ms: 120_000 })?;
+    /// let mut second_run = Generator::new(&clock, Layout::DEFAULT, 5, Policy::Fail)?;
     /// second_run.resume_after(saved)?;
     /// assert!(second_run.next()? > saved);
     /// # Ok::<(), snowdrift::Error>(())
@@ -259,23 +287,61 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         Ok(())
     }
 
-    /// Never issue an ID whose time is at or before Unix millisecond `ms`.
+    /// Never issue an ID whose time is at or before Unix millisecond `ms`. The restart
+    /// recipe: persist `now + margin` while running (again before the clock reaches it),
+    /// and resume after the persisted value on boot; see
+    /// [`resume_after`](Self::resume_after) for a mark above the clock.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let persisted = 1_750_000_000_000 + 60_000; // saved by the previous run
+    /// clock.advance(1_000); // restarted a second later
+    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// gen.resume_after_ms(persisted)?;
+    /// let id = gen.next()?;
+    /// assert!(Layout::DEFAULT.decode(id)?.time_ms > persisted);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
         let slot = self.engine.slot_after_ms(ms)?;
         self.raise(slot);
         Ok(())
     }
 
-    fn raise(&mut self, slot: u64) {
-        if slot > self.next {
-            self.next = slot;
-            self.history = History::new(slot >> self.engine.seq_bits());
-        }
+    fn raise(&mut self, floor: u64) {
+        let lead = self.engine.lead_for(floor, self.clock.now_ms());
+        self.lead = self.lead.merge(lead);
+        self.next = self.next.max(floor);
+        self.history.raise(self.engine.seq_bits(), floor);
+    }
+
+    /// Issue only IDs whose time is before Unix millisecond `ms` (for example the end of a
+    /// node id lease, less a clock-skew allowance): past it, calls fail with
+    /// [`Error::PastFence`] and change nothing, until the fence moves forward. The fence
+    /// may also move back, to stop at once. It stays when the node changes.
+    ///
+    /// ```
+    /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// gen.set_fence_ms(1_750_000_010_000); // the lease ends in 10 s
+    /// assert!(gen.next().is_ok());
+    /// clock.advance(10_000);
+    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    /// gen.set_fence_ms(1_750_000_020_000); // renewed
+    /// assert!(gen.next().is_ok());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn set_fence_ms(&mut self, ms: u64) {
+        self.fence = self.engine.ticks_before(ms);
     }
 
     /// Moves to another node id and starts afresh from the clock's current tick: the way
     /// on after [`Error::SwitchNode`]. The new node id must not have been used by anyone
-    /// (for example a fresh lease); on error nothing changes.
+    /// (for example a fresh lease), this generator included: the node it holds is refused
+    /// with [`Error::SameNode`]. On error nothing changes. Resume marks belong to the old
+    /// node and are dropped; the fence stays.
     ///
     /// ```
     /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
@@ -284,14 +350,19 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// gen.next()?;
     /// clock.rewind(5_000);
     /// assert_eq!(gen.next(), Err(Error::SwitchNode { by_ms: 5_000 }));
+    /// assert_eq!(gen.switch_node(1), Err(Error::SameNode { node: 1 }));
     /// gen.switch_node(2)?;
     /// assert_eq!(Layout::DEFAULT.decode(gen.next()?)?.node, 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn switch_node(&mut self, node: u64) -> Result<(), Error> {
+        if node == self.engine.node {
+            return Err(Error::SameNode { node });
+        }
         self.engine = self.engine.with_node(node)?;
         self.next = 0;
         self.history = History::new(0);
+        self.lead = Lead::default();
         Ok(())
     }
 
@@ -320,18 +391,28 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             engine,
             next,
             history,
+            lead,
+            fence,
             clock,
         } = self;
-        let engine = &*engine;
-        engine.run(clock, blocking, move |now| {
-            let slot = match engine.decide(now, *next) {
+        let (engine, fence) = (&*engine, *fence);
+        engine::run(clock, blocking, move |ms| {
+            let now = match engine.tick(ms) {
+                Ok(now) => now,
+                Err(e) => return Step::Fail(e),
+            };
+            let slot = match engine.decide(now, ms, *next, fence, || *lead) {
                 Step::Done(slot) => slot,
+                Step::Lead(slot) => {
+                    lead.through = slot >> engine.seq_bits();
+                    slot
+                }
                 Step::Fail(Error::ClockBackwards { .. }) if H > 0 => {
-                    return history.take(engine, now, *next, n);
+                    return history.take(engine, now, ms, *next, n);
                 }
                 Step::Fail(e) => return Step::Fail(e),
-                Step::Wait { limit_ms, timeout } => return Step::Wait { limit_ms, timeout },
-                Step::NextTick => return Step::NextTick,
+                Step::Wait(behind) => return Step::Wait(behind),
+                Step::NextTick { at_ms } => return Step::NextTick { at_ms },
             };
             // `next()` asks for one, and one always fits: a free slot leaves at least itself.
             let len = if n == 1 {
@@ -350,10 +431,10 @@ impl<C: Clock, const H: usize> Generator<C, H> {
 
 /// The ring of recent ticks for [`Policy::History`], each with its next free slot.
 ///
-/// Every tick this generator used is the current one, in the ring, or below `floor`
-/// (forgotten, or before a resume point): so a tick at or above `floor` that is not in the
-/// ring was never used and can be taken whole.
-#[derive(Debug, Clone)]
+/// Every slot below `floor` is spent (its tick forgotten, or at or below a resume mark),
+/// and every tick this generator used is the current one, in the ring, or wholly below
+/// `floor`: so the slots of a tick not in the ring, from `floor` on, were never used.
+#[derive(Debug)]
 struct History<const H: usize> {
     ticks: [u64; H],
     next: [u64; H],
@@ -374,15 +455,14 @@ impl<const H: usize> History<H> {
     /// Records the tick of the slot before `next`, which the generator is leaving.
     #[cold]
     fn remember(&mut self, engine: &Engine, next: u64) {
-        let tick = (next - 1) >> engine.seq_bits();
-        if tick >= self.floor {
-            self.insert(tick, next);
+        if next > self.floor {
+            self.insert(engine.seq_bits(), (next - 1) >> engine.seq_bits(), next);
         }
     }
 
     /// Adds a tick, forgetting the oldest one when full. Returns false (and changes
     /// nothing) when `tick` is older than everything in a full ring.
-    fn insert(&mut self, tick: u64, next: u64) -> bool {
+    fn insert(&mut self, seq_bits: u32, tick: u64, next: u64) -> bool {
         if self.len < H {
             self.ticks[self.len] = tick;
             self.next[self.len] = next;
@@ -395,42 +475,76 @@ impl<const H: usize> History<H> {
         if self.ticks[oldest] > tick {
             return false;
         }
-        self.floor = self.floor.max(self.ticks[oldest] + 1);
+        self.floor = self.floor.max((self.ticks[oldest] + 1) << seq_bits);
         self.ticks[oldest] = tick;
         self.next[oldest] = next;
         true
     }
 
-    /// Serves tick `now`, which is behind the newest tick used (`newest` is the
-    /// generator's next free slot), from the ring.
+    /// A resume mark: every slot below `floor` is spent from now on.
+    fn raise(&mut self, seq_bits: u32, floor: u64) {
+        if floor <= self.floor {
+            return;
+        }
+        self.floor = floor;
+        let floor_tick = floor >> seq_bits;
+        let mut i = 0;
+        while i < self.len {
+            if self.ticks[i] < floor_tick {
+                self.len -= 1;
+                self.ticks[i] = self.ticks[self.len];
+                self.next[i] = self.next[self.len];
+            } else {
+                if self.ticks[i] == floor_tick {
+                    self.next[i] = self.next[i].max(floor);
+                }
+                i += 1;
+            }
+        }
+    }
+
+    /// Serves tick `now` (read at `now_ms`), which is behind the newest tick used
+    /// (`newest` is the generator's next free slot), from the ring.
     #[cold]
-    fn take(&mut self, engine: &Engine, now: u64, newest: u64, n: u32) -> Step<(u64, u32)> {
+    fn take(
+        &mut self,
+        engine: &Engine,
+        now: u64,
+        now_ms: u64,
+        newest: u64,
+        n: u32,
+    ) -> Step<(u64, u32)> {
         let s = engine.seq_bits();
         let unit = u64::from(engine.layout.unit_ms());
-        let newest_tick = (newest - 1) >> s;
-        let behind = Error::ClockBackwards {
-            by_ms: (newest_tick - now) * unit,
-            limit_ms: newest_tick.saturating_sub(self.floor) * unit,
-        };
         if let Some(i) = (0..self.len).find(|&i| self.ticks[i] == now) {
             let slot = self.next[i];
             if slot >> s != now {
                 // This tick is used up too: wait for the next one, which may be in the
                 // ring as well: at most H + 1 ticks in a row are used up.
-                return Step::Wait {
+                return Step::Wait(Behind {
+                    at_ms: now_ms,
+                    target_ms: engine.start_ms(now + 1),
                     limit_ms: (H as u64 + 1) * unit,
-                    timeout: behind,
-                };
+                });
             }
             let len = engine.left_in_tick(slot).min(u64::from(n));
             self.next[i] = slot + len;
             return Step::Done((slot, len as u32));
         }
-        let slot = now << s;
+        let slot = (now << s).max(self.floor);
         let len = engine.left_in_tick(slot).min(u64::from(n));
-        if now >= self.floor && self.insert(now, slot + len) {
+        if slot >> s == now && self.insert(s, now, slot + len) {
             return Step::Done((slot, len as u32));
         }
-        Step::Fail(behind)
+        // The oldest tick the ring could still serve: `now` is below it.
+        let lowest = match self.len {
+            len if len < H => self.floor >> s,
+            _ => self.ticks.iter().copied().min().unwrap_or(0),
+        };
+        let newest_tick = (newest - 1) >> s;
+        Step::Fail(Error::ClockBackwards {
+            by_ms: (newest_tick - now) * unit,
+            limit_ms: newest_tick.saturating_sub(lowest) * unit,
+        })
     }
 }

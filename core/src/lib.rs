@@ -71,6 +71,7 @@ extern crate std;
 #[cfg(feature = "atomic")]
 mod atomic;
 mod clock;
+mod engine;
 mod error;
 mod generator;
 mod id;

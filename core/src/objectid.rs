@@ -4,7 +4,8 @@
 use core::fmt;
 
 use crate::clock::Clock;
-use crate::error::ParseError;
+use crate::engine::{self, Behind, Step};
+use crate::error::{Error, Field, ParseError, RangeError};
 use crate::text::{self, IdText, HEX, HEX_VALUES, INVALID};
 
 /// A MongoDB ObjectId (12 bytes).
@@ -87,20 +88,34 @@ impl fmt::Display for ObjectId {
 /// at a random value. The core has no random source: the caller supplies both, once per
 /// process (for example from `getrandom`).
 ///
+/// Like the Snowflake generators, it never makes the same ObjectId twice (it is not
+/// `Clone` either). The counter runs on across seconds and wraps, as MongoDB's does;
+/// when 2^24 ObjectIds have been made within one second, [`next`](Self::next) waits for
+/// the next second and [`try_next`](Self::try_next) reports [`Error::WouldBlock`]. A
+/// clock that steps back keeps the newest second (ObjectIds carry seconds only); a full
+/// second with the clock more than a second behind it is [`Error::ClockBackwards`].
+///
 /// ```
 /// use snowdrift::{ManualClock, ObjectIdGenerator};
 /// let clock = ManualClock::new(1_548_386_252_123);
 /// let mut gen = ObjectIdGenerator::new(&clock, [0x0e, 0xd0, 0x24, 0x00, 0x01], 0xa79289);
-/// let oid = gen.next();
+/// let oid = gen.next()?;
 /// assert_eq!(oid.to_string(), "5c4a7fcc0ed0240001a79289");
-/// assert_eq!(gen.next().counter(), 0xa7928a);
+/// assert_eq!(gen.next()?.counter(), 0xa7928a);
+/// # Ok::<(), snowdrift::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ObjectIdGenerator<C> {
     clock: C,
     process: [u8; 5],
     counter: u32,
+    /// The newest second used, and how many ObjectIds it has had.
+    second: u32,
+    used: u32,
 }
+
+/// ObjectIds one second can hold: the counter's 24 bits.
+const PER_SECOND: u32 = 1 << 24;
 
 impl<C: Clock> ObjectIdGenerator<C> {
     /// A generator; `counter_start` is taken modulo 2^24.
@@ -108,18 +123,77 @@ impl<C: Clock> ObjectIdGenerator<C> {
         ObjectIdGenerator {
             clock,
             process,
-            counter: counter_start & 0xff_ffff,
+            counter: counter_start & (PER_SECOND - 1),
+            second: 0,
+            used: 0,
         }
     }
 
-    /// The next ObjectId. The counter wraps modulo 2^24, as MongoDB's does; seconds are
-    /// taken modulo 2^32 (the field runs out in 2106).
+    /// The next ObjectId, waiting for the next second when this one is full. Fails if the
+    /// clock is past the seconds field (2106) or stalls, or is more than a second behind
+    /// a full second.
     #[allow(clippy::should_implement_trait)] // fallible, not an iterator
-    pub fn next(&mut self) -> ObjectId {
-        let seconds = (self.clock.now_ms() / 1000) as u32;
-        let id = ObjectId::new(seconds, self.process, self.counter);
-        self.counter = (self.counter + 1) & 0xff_ffff;
-        id
+    pub fn next(&mut self) -> Result<ObjectId, Error> {
+        self.take(true)
+    }
+
+    /// The next ObjectId if one is available without waiting, else
+    /// [`Error::WouldBlock`].
+    ///
+    /// ```
+    /// use snowdrift::{Error, ManualClock, ObjectIdGenerator};
+    /// let clock = ManualClock::new(1_548_386_252_123);
+    /// let mut gen = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 0);
+    /// for _ in 0..1 << 24 { gen.try_next()?; }
+    /// assert_eq!(gen.try_next(), Err(Error::WouldBlock)); // the second is full
+    /// clock.advance(1_000);
+    /// assert!(gen.try_next().is_ok());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn try_next(&mut self) -> Result<ObjectId, Error> {
+        self.take(false)
+    }
+
+    fn take(&mut self, blocking: bool) -> Result<ObjectId, Error> {
+        let ObjectIdGenerator {
+            clock,
+            process,
+            counter,
+            second,
+            used,
+        } = self;
+        engine::run(clock, blocking, |ms| {
+            let Ok(now) = u32::try_from(ms / 1000) else {
+                return Step::Fail(Error::Time(RangeError {
+                    field: Field::Time,
+                    value: ms,
+                    min: 0,
+                    max: u64::from(u32::MAX) * 1000 + 999,
+                }));
+            };
+            if now > *second || *used == 0 {
+                (*second, *used) = (now.max(*second), 0);
+            }
+            if *used == PER_SECOND {
+                let target_ms = (u64::from(*second) + 1) * 1000;
+                let wait = target_ms - ms; // ms is within or before `second`
+                if wait > 1000 {
+                    return Step::Fail(Error::ClockBackwards {
+                        by_ms: wait,
+                        limit_ms: 1000,
+                    });
+                }
+                return Step::Wait(Behind {
+                    at_ms: ms,
+                    target_ms,
+                    limit_ms: 1000,
+                });
+            }
+            let id = ObjectId::new(*second, *process, *counter);
+            *counter = (*counter + 1) & (PER_SECOND - 1);
+            *used += 1;
+            Step::Done(id)
+        })
     }
 }
 
@@ -142,8 +216,8 @@ mod tests {
     fn counter_wraps_at_24_bits() {
         let clock = crate::ManualClock::new(0);
         let mut gen = ObjectIdGenerator::new(&clock, [0; 5], 0xff_ffff);
-        assert_eq!(gen.next().counter(), 0xff_ffff);
-        assert_eq!(gen.next().counter(), 0);
+        assert_eq!(gen.next().unwrap().counter(), 0xff_ffff);
+        assert_eq!(gen.next().unwrap().counter(), 0);
     }
 
     #[test]

@@ -420,6 +420,7 @@ export function create(instantiate) {
     /** A new ObjectId. */
     static generate() {
       const timestamp = w.sd_objectid_generate();
+      if (timestamp < 0) throw takeError();
       return new ObjectId(KEY, textOut(24), timestamp);
     }
     /** Parses 24 hex digits. */

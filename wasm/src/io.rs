@@ -103,7 +103,9 @@ pub fn fail(kind: u32, msg: &str) {
 pub fn fail_gen(e: snowdrift::Error) {
     use snowdrift::Error;
     let kind = match e {
-        Error::Time(_) | Error::Range(_) => ERR_RANGE,
+        Error::Time(_) | Error::Range(_) | Error::ResumeOutOfRange(_) | Error::SameNode { .. } => {
+            ERR_RANGE
+        }
         Error::WouldBlock => ERR_WOULD_BLOCK,
         _ => ERR_PLAIN,
     };

@@ -5,7 +5,7 @@ use core::cell::UnsafeCell;
 use snowdrift::{ObjectId, ObjectIdGenerator};
 
 use crate::clock::{random, JsClock};
-use crate::io::{fail, text_in, text_out, ERR_RANGE};
+use crate::io::{fail, fail_gen, text_in, text_out, ERR_RANGE};
 
 struct Shared(UnsafeCell<Option<ObjectIdGenerator<JsClock>>>);
 // SAFETY: one thread per module instance (see lib.rs).
@@ -15,7 +15,8 @@ unsafe impl Sync for Shared {}
 /// use: workerd allows no random numbers while a module loads.
 static GENERATOR: Shared = Shared(UnsafeCell::new(None));
 
-/// A new ObjectId: its 24 hex digits into the text buffer; returns its timestamp (s).
+/// A new ObjectId: its 24 hex digits into the text buffer; returns its timestamp (s), or
+/// -1 with the error recorded.
 #[no_mangle]
 pub extern "C" fn sd_objectid_generate() -> f64 {
     // SAFETY: one thread; the reference does not outlive this call.
@@ -27,7 +28,13 @@ pub extern "C" fn sd_objectid_generate() -> f64 {
         let counter = u32::from_be_bytes([0, c0, c1, c2]);
         ObjectIdGenerator::new(JsClock::DateNow, [p0, p1, p2, p3, p4], counter)
     });
-    put(gen.next())
+    match gen.next() {
+        Ok(id) => put(id),
+        Err(e) => {
+            fail_gen(e);
+            -1.0
+        }
+    }
 }
 
 /// Parses the `len` bytes of hex in the text buffer; writes the lowercase form back and

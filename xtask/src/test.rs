@@ -57,6 +57,8 @@ fn lint() -> Result {
 }
 
 fn core_tests() -> Result {
+    // What a contributor types, with default features, then everything.
+    cargo(&["test", "-p", "snowdrift"])?;
     cargo(&["test", "-p", "snowdrift", "--all-features"])?;
     // The crate must also work without std.
     cargo(&["test", "-p", "snowdrift", "--no-default-features", "--lib"])

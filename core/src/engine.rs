@@ -1,0 +1,442 @@
+//! The slot arithmetic and the bounded wait both generators share.
+//!
+//! A generator's whole state is one 64-bit *slot counter*: `tick << sequence_bits | seq`,
+//! the next (tick, sequence) pair it may hand out. Using up a tick's last sequence number
+//! carries into the next tick by plain addition, so "the next free slot" is always one
+//! number, which is what lets the atomic generator work with a single compare-and-swap.
+
+use core::num::NonZeroU64;
+
+use crate::clock::Clock;
+use crate::error::{Error, Field, RangeError};
+use crate::layout::{mask, Layout, Order};
+use crate::policy::Policy;
+
+/// How many clock readings in a row that do not move forward a waiting call accepts
+/// before it reports [`Error::ClockStalled`].
+pub(crate) const STALL_READS: u32 = 1 << 22;
+
+/// How far a resume mark set the generator ahead of the clock.
+///
+/// A mark above the clock is the caller's promise, not a clock step: the generator goes on
+/// from it, up to `ticks` ahead of the clock, for as long as every tick it has used since
+/// was taken that way (`through`). Once the clock catches up and the generator takes a
+/// tick of its own above `through`, the lead is spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Lead {
+    /// Ticks between the clock and the first slot above the mark, when it was set.
+    pub ticks: u64,
+    /// The newest tick the lead covers: the mark's tick, then each tick taken under it.
+    pub through: u64,
+}
+
+impl Lead {
+    pub fn merge(self, other: Lead) -> Lead {
+        Lead {
+            ticks: self.ticks.max(other.ticks),
+            through: self.through.max(other.through),
+        }
+    }
+}
+
+/// The outcome of one attempt to take a slot.
+pub(crate) enum Step<T> {
+    Done(T),
+    /// Done, with a new tick taken ahead of the clock under a [`Lead`]: the caller records
+    /// it in `Lead::through`.
+    Lead(T),
+    /// The clock, read at `at_ms`, is behind: try again as it moves. The wait starts at
+    /// the first such reading; once the clock has moved more than `limit_ms` past it and
+    /// is still short of `target_ms`, the call fails with
+    /// `ClockBackwards { by_ms: target_ms - start }`, which is then above the limit.
+    Wait(Behind),
+    /// The tick is used up (the clock read `at_ms`): try again as the clock moves on. No
+    /// clock-time limit, since the next tick always frees slots for a single owner, and
+    /// other callers of a shared generator only take them while the clock moves forward;
+    /// a clock that stops moving forward ends the wait with [`Error::ClockStalled`].
+    NextTick {
+        at_ms: u64,
+    },
+    Fail(Error),
+}
+
+/// See [`Step::Wait`].
+#[derive(Clone, Copy)]
+pub(crate) struct Behind {
+    pub at_ms: u64,
+    pub target_ms: u64,
+    pub limit_ms: u64,
+}
+
+/// Runs `attempt` with the clock's reading until it is done or fails, waiting (bounded)
+/// while it asks to. With `blocking == false`, a wait is [`Error::WouldBlock`].
+#[inline(always)]
+pub(crate) fn run<C: Clock, T>(
+    clock: &C,
+    blocking: bool,
+    mut attempt: impl FnMut(u64) -> Step<T>,
+) -> Result<T, Error> {
+    match attempt(clock.now_ms()) {
+        Step::Done(v) | Step::Lead(v) => Ok(v),
+        Step::Fail(e) => Err(e),
+        Step::Wait(_) | Step::NextTick { .. } if !blocking => Err(Error::WouldBlock),
+        step => wait(clock, step, attempt),
+    }
+}
+
+/// The wait of a blocking [`run`] whose first attempt asked to wait: kept out of line, so
+/// that the common case is small enough to inline into the caller, and so that a caller
+/// that never waits (`try_next`) has no copy of it.
+#[cold]
+#[inline(never)]
+pub(crate) fn wait<C: Clock, T>(
+    clock: &C,
+    mut step: Step<T>,
+    mut attempt: impl FnMut(u64) -> Step<T>,
+) -> Result<T, Error> {
+    // The reading at which the clock was first found behind, once it was.
+    let mut behind_since: Option<u64> = None;
+    // Readings in a row that did not move forward: a clock that moves (even after a step
+    // back) is not stalled; one that repeats or only goes back for STALL_READS reads is.
+    let mut idle = 0u32;
+    // The newest reading of the call, the attempts' own included: what a stall names.
+    let mut newest = 0u64;
+    loop {
+        let last = match step {
+            Step::Done(v) | Step::Lead(v) => return Ok(v),
+            Step::Fail(e) => return Err(e),
+            Step::NextTick { at_ms } => at_ms,
+            Step::Wait(Behind {
+                at_ms,
+                target_ms,
+                limit_ms,
+            }) => {
+                let since = *behind_since.get_or_insert(at_ms);
+                if at_ms.saturating_sub(since) > limit_ms {
+                    return Err(Error::ClockBackwards {
+                        by_ms: target_ms.saturating_sub(since),
+                        limit_ms,
+                    });
+                }
+                at_ms
+            }
+        };
+        newest = newest.max(last);
+        let ms = loop {
+            clock.relax();
+            let read = clock.now_ms();
+            if read > last {
+                idle = 0;
+                break read;
+            }
+            idle += 1;
+            if idle >= STALL_READS {
+                return Err(Error::ClockStalled {
+                    at_ms: newest.max(read),
+                });
+            }
+            if read < last {
+                break read;
+            }
+        };
+        step = attempt(ms);
+    }
+}
+
+/// Layout and node resolved into the shifts and masks the hot path needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Engine {
+    pub layout: Layout,
+    pub policy: Policy,
+    pub node: u64,
+    epoch_ms: u64,
+    unit_ms: u64,
+    /// `unit_ms` for dividing, without a check for zero (a layout's unit is never zero).
+    unit: NonZeroU64,
+    max_tick: u64,
+    seq_bits: u32,
+    time_shift: u32,
+    seq_shift: u32,
+    seq_mask: u64,
+    /// The tick bits of a slot (`!seq_mask`).
+    tick_mask: u64,
+    /// What turns `slot << seq_shift` into the ID: see [`Engine::id`].
+    tick_lift: u64,
+    node_part: u64,
+}
+
+impl Engine {
+    pub const fn new(layout: Layout, node: u64, policy: Policy) -> Result<Engine, Error> {
+        if let Err(e) = layout.check_node(node) {
+            return Err(Error::Range(e));
+        }
+        Ok(Engine {
+            layout,
+            policy,
+            node,
+            epoch_ms: layout.epoch_ms(),
+            unit_ms: layout.unit_ms() as u64,
+            unit: match NonZeroU64::new(layout.unit_ms() as u64) {
+                Some(unit) => unit,
+                None => NonZeroU64::MIN,
+            },
+            max_tick: layout.max_tick(),
+            seq_bits: layout.sequence_bits(),
+            time_shift: layout.time_shift(),
+            seq_shift: layout.sequence_shift(),
+            seq_mask: mask(layout.sequence_bits()),
+            tick_mask: !mask(layout.sequence_bits()),
+            tick_lift: (1u64 << (layout.time_shift() - layout.sequence_bits()))
+                - (1u64 << layout.sequence_shift()),
+            node_part: layout.pack(0, node, 0),
+        })
+    }
+
+    pub const fn with_node(self, node: u64) -> Result<Engine, Error> {
+        Engine::new(self.layout, node, self.policy)
+    }
+
+    #[inline(always)]
+    pub fn seq_bits(&self) -> u32 {
+        self.seq_bits
+    }
+
+    /// The tick holding Unix millisecond `ms`, or why there is none.
+    #[inline(always)]
+    pub fn tick(&self, ms: u64) -> Result<u64, Error> {
+        let since = ms.wrapping_sub(self.epoch_ms);
+        // One predictable branch keeps the division off the path of 1 ms layouts.
+        let tick = if self.unit_ms == 1 {
+            since
+        } else {
+            since / self.unit
+        };
+        // One comparison covers a time before the epoch too: the difference then wraps
+        // to at least 2^64 - epoch, and a valid layout has epoch + max_tick * unit below
+        // 2^63, so even divided by the unit it lands above `max_tick`.
+        if tick > self.max_tick {
+            return Err(self.time_error(ms));
+        }
+        Ok(tick)
+    }
+
+    #[cold]
+    fn time_error(&self, ms: u64) -> Error {
+        Error::Time(self.layout.time_error(ms))
+    }
+
+    /// The ID of a slot.
+    ///
+    /// A slot is `tick << seq_bits | seq`; the ID wants `tick << time_shift | seq <<
+    /// seq_shift | node`. Shifting the slot left by `seq_shift` puts the sequence in place
+    /// and the tick at `seq_bits + seq_shift`, which is `time_shift` already when the
+    /// sequence sits above the node; otherwise adding `(tick << seq_bits) * tick_lift`
+    /// (`tick_lift = 2^node_bits - 1`) lifts it the rest of the way. The exact result fits
+    /// in 64 bits, so the wrapping arithmetic gives it, and leaves the node bits zero.
+    #[inline(always)]
+    pub fn id(&self, slot: u64) -> u64 {
+        (slot << self.seq_shift).wrapping_add((slot & self.tick_mask).wrapping_mul(self.tick_lift))
+            | self.node_part
+    }
+
+    /// Distance between IDs of consecutive slots within a tick.
+    #[inline(always)]
+    pub fn id_step(&self) -> u64 {
+        1 << self.seq_shift
+    }
+
+    /// Slots left in the tick of `slot`, counting `slot` itself.
+    #[inline(always)]
+    pub fn left_in_tick(&self, slot: u64) -> u64 {
+        self.seq_mask + 1 - (slot & self.seq_mask)
+    }
+
+    /// The start of `tick`, in Unix milliseconds (saturating; exact for every tick up to
+    /// one past the last, which a valid layout keeps below 2^63).
+    #[inline]
+    pub fn start_ms(&self, tick: u64) -> u64 {
+        self.epoch_ms
+            .saturating_add(tick.saturating_mul(self.unit_ms))
+    }
+
+    /// The number of ticks that start before Unix millisecond `ms`: a fence at `ms` lets
+    /// a generator use exactly the ticks below it.
+    pub fn ticks_before(&self, ms: u64) -> u64 {
+        if ms <= self.epoch_ms {
+            return 0;
+        }
+        (ms - self.epoch_ms).div_ceil(self.unit_ms)
+    }
+
+    /// The slot to hand out when the clock reads `now_ms` (tick `now`) and `next` is the
+    /// first free slot; anything but the common case goes to the policy. `lead` is read
+    /// only off the common path; no slot of a tick at or past `fence` (a tick count) is
+    /// handed out.
+    #[inline(always)]
+    pub fn decide(
+        &self,
+        now: u64,
+        now_ms: u64,
+        next: u64,
+        fence: u64,
+        lead: impl FnOnce() -> Lead,
+    ) -> Step<u64> {
+        if now >= fence {
+            return Step::Fail(self.past_fence(now, fence));
+        }
+        // The common case first: the next free slot lies in the current tick.
+        if next >> self.seq_bits == now {
+            return Step::Done(next);
+        }
+        // The clock moved on to a tick not used yet: its first slot.
+        let fresh = now << self.seq_bits;
+        if fresh > next {
+            return Step::Done(fresh);
+        }
+        self.behind(now_ms, next, fence, lead())
+    }
+
+    /// `next` lies past the current tick: either this tick is used up, or the generator is
+    /// ahead of the clock (a resume mark above it, borrowed ticks, or a clock step back).
+    #[cold]
+    #[inline(never)]
+    fn behind(&self, now_ms: u64, next: u64, fence: u64, lead: Lead) -> Step<u64> {
+        let next_tick = next >> self.seq_bits;
+        let last_tick = (next - 1) >> self.seq_bits; // next > the current tick's first slot >= 0
+                                                     // Every tick used since the resume mark was taken under its lead: the lag it
+                                                     // explains is not a clock step.
+        let in_lead = lead.ticks > 0 && last_tick <= lead.through;
+        let lead_ms = if in_lead {
+            lead.ticks.saturating_mul(self.unit_ms)
+        } else {
+            0
+        };
+        // How far the clock must still move before `next` is no longer ahead of it
+        // (beyond the lead): at least 1 ms without a lead, since next_tick > now.
+        let need_ms = self
+            .start_ms(next_tick)
+            .saturating_sub(now_ms)
+            .saturating_sub(lead_ms);
+        let borrow = match self.policy {
+            Policy::Borrow { max_ahead_ms } => need_ms <= u64::from(max_ahead_ms),
+            _ => need_ms == 0,
+        };
+        if borrow {
+            if next_tick > self.max_tick {
+                return Step::Fail(self.exhausted());
+            }
+            if next_tick >= fence {
+                return Step::Fail(self.past_fence(next_tick, fence));
+            }
+            return if in_lead && next_tick > last_tick {
+                Step::Lead(next)
+            } else {
+                Step::Done(next)
+            };
+        }
+        // The clock (with the lead) has reached the newest tick used, which is used up:
+        // wait for the next one, whatever the policy.
+        if self.start_ms(last_tick).saturating_sub(lead_ms) <= now_ms {
+            return Step::NextTick { at_ms: now_ms };
+        }
+        match self.policy {
+            Policy::Borrow { max_ahead_ms } => Step::Fail(Error::TooFarAhead {
+                ahead_ms: need_ms,
+                limit_ms: u64::from(max_ahead_ms),
+            }),
+            Policy::Wait { max_wait_ms } if need_ms <= u64::from(max_wait_ms) => {
+                Step::Wait(Behind {
+                    at_ms: now_ms,
+                    target_ms: now_ms + need_ms,
+                    limit_ms: u64::from(max_wait_ms),
+                })
+            }
+            Policy::Wait { max_wait_ms } => Step::Fail(Error::ClockBackwards {
+                by_ms: need_ms,
+                limit_ms: u64::from(max_wait_ms),
+            }),
+            Policy::SwitchNode => Step::Fail(Error::SwitchNode { by_ms: need_ms }),
+            Policy::Fail | Policy::History => Step::Fail(Error::ClockBackwards {
+                by_ms: need_ms,
+                limit_ms: 0,
+            }),
+        }
+    }
+
+    /// The error for a slot past the time field's last tick.
+    pub fn exhausted(&self) -> Error {
+        Error::Time(self.layout.time_error(self.layout.exhausts_at()))
+    }
+
+    #[cold]
+    fn past_fence(&self, tick: u64, fence: u64) -> Error {
+        Error::PastFence {
+            time_ms: self.start_ms(tick),
+            fence_ms: self.start_ms(fence),
+        }
+    }
+
+    /// The lead a resume to slot `floor` gives when the clock reads `now_ms`.
+    pub fn lead_for(&self, floor: u64, now_ms: u64) -> Lead {
+        match self.tick(now_ms) {
+            Ok(now) if floor > 0 => Lead {
+                ticks: (floor >> self.seq_bits).saturating_sub(now),
+                through: (floor - 1) >> self.seq_bits,
+            },
+            _ => Lead::default(),
+        }
+    }
+
+    /// The first slot whose ID (from this node) is above `id`.
+    pub fn slot_above_id(&self, id: u64) -> Result<u64, Error> {
+        if let Err(e) = self.layout.decode(id) {
+            return Err(Error::Range(e));
+        }
+        let l = &self.layout;
+        let tick = id >> self.time_shift;
+        let node = (id >> l.node_shift()) & l.max_node();
+        let seq = (id >> self.seq_shift) & l.max_sequence();
+        let slot = ((tick as u128) << self.seq_bits) | seq as u128;
+        let above = match l.order() {
+            Order::NodeThenSequence if self.node > node => slot & !(mask(self.seq_bits) as u128),
+            Order::NodeThenSequence if self.node < node => (u128::from(tick) + 1) << self.seq_bits,
+            Order::SequenceThenNode if self.node > node => slot,
+            _ => slot + 1,
+        };
+        // Some slot is above `id` exactly when the last one is.
+        let last = (self.max_tick << self.seq_bits) | self.seq_mask;
+        self.checked_slot(above, || RangeError {
+            field: Field::Id,
+            value: id,
+            min: 0,
+            max: self.id(last) - 1,
+        })
+    }
+
+    /// The first slot of the tick after the one holding Unix millisecond `ms` (0 for a time
+    /// before the epoch).
+    pub fn slot_after_ms(&self, ms: u64) -> Result<u64, Error> {
+        if ms < self.epoch_ms {
+            return Ok(0);
+        }
+        let tick = (ms - self.epoch_ms) / self.unit_ms;
+        self.checked_slot((u128::from(tick) + 1) << self.seq_bits, || RangeError {
+            field: Field::Time,
+            value: ms,
+            min: 0,
+            max: self.start_ms(self.max_tick) - 1,
+        })
+    }
+
+    /// `slot` if it is within the time field, else the error `out_of_range` describes.
+    fn checked_slot(
+        &self,
+        slot: u128,
+        out_of_range: impl FnOnce() -> RangeError,
+    ) -> Result<u64, Error> {
+        if slot >> self.seq_bits > u128::from(self.max_tick) {
+            return Err(Error::ResumeOutOfRange(out_of_range()));
+        }
+        Ok(slot as u64)
+    }
+}
