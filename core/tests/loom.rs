@@ -115,3 +115,57 @@ fn batches_and_single_ids_do_not_overlap() {
         check(all, &[mine, theirs]);
     });
 }
+
+#[test]
+fn a_resume_mark_above_the_clock_holds_for_every_thread() {
+    loom::model(|| {
+        let clock = Ticking {
+            now: AtomicU64::new(EPOCH),
+            step: 1,
+        };
+        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let mark = EPOCH + 50; // far above the clock
+        let other = {
+            let gen = gen.clone();
+            thread::spawn(move || {
+                gen.resume_after_ms(mark).unwrap();
+                gen.next().unwrap()
+            })
+        };
+        // Before the mark is seen: an ID of the clock's tick; after: above the mark. The
+        // lead travels with the raised slot counter, so no caller mistakes the mark for a
+        // step back (Policy::Fail would report it).
+        let mine = gen.next().unwrap();
+        let theirs = other.join().unwrap();
+        let after = gen.next().unwrap();
+        assert!(layout().decode(theirs).unwrap().time_ms > mark);
+        assert!(layout().decode(after).unwrap().time_ms > mark);
+        check(vec![mine, theirs, after], &[vec![mine, after]]);
+    });
+}
+
+#[test]
+fn a_fence_set_by_one_thread_stops_the_others() {
+    loom::model(|| {
+        let clock = Ticking {
+            now: AtomicU64::new(EPOCH + 10),
+            step: 1,
+        };
+        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        gen.set_fence_ms(EPOCH + 1_000);
+        let other = {
+            let gen = gen.clone();
+            thread::spawn(move || [gen.next(), gen.next()])
+        };
+        gen.set_fence_ms(EPOCH + 12); // the lease ends: ticks from EPOCH + 12 on are refused
+        let mine = gen.next();
+        for r in other.join().unwrap().into_iter().chain([mine]) {
+            match r {
+                Ok(id) => assert!(layout().decode(id).unwrap().time_ms < EPOCH + 1_000),
+                Err(e) => assert!(matches!(e, Error::PastFence { .. }), "{e:?}"),
+            }
+        }
+        // Every call that starts after the fence moved back honours it.
+        assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    });
+}
