@@ -302,9 +302,10 @@ impl Engine {
     #[inline(never)]
     fn behind(&self, now_ms: u64, next: u64, fence: u64, lead: Lead) -> Step<u64> {
         let next_tick = next >> self.seq_bits;
-        let last_tick = (next - 1) >> self.seq_bits; // next > the current tick's first slot >= 0
-                                                     // Every tick used since the resume mark was taken under its lead: the lag it
-                                                     // explains is not a clock step.
+        // next > the current tick's first slot >= 0
+        let last_tick = (next - 1) >> self.seq_bits;
+        // Every tick used since the resume mark was taken under its lead: the lag it
+        // explains is not a clock step.
         let in_lead = lead.ticks > 0 && last_tick <= lead.through;
         let lead_ms = if in_lead {
             lead.ticks.saturating_mul(self.unit_ms)
