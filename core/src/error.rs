@@ -336,6 +336,7 @@ pub struct ParseError {
     /// What is wrong.
     pub kind: ParseErrorKind,
     /// Byte offset of the offending character (0 for empty input and wrong lengths; the
+    /// first character past the limit for [`TooLong`](ParseErrorKind::TooLong); the
     /// first character that made the value too large for overflow).
     pub position: usize,
 }
@@ -362,6 +363,8 @@ pub enum ParseErrorKind {
     },
     /// A variable-width form with more characters than it can have.
     TooLong {
+        /// Characters given.
+        found: usize,
         /// The most characters the form allows.
         max: usize,
     },
@@ -395,10 +398,12 @@ impl ParseError {
                 .push(" characters (expected ")
                 .num(expected as u64)
                 .push(")"),
-            ParseErrorKind::TooLong { max } => m
-                .push("too long: at most ")
+            ParseErrorKind::TooLong { found, max } => m
+                .push("too long: ")
+                .num(found as u64)
+                .push(" characters (max ")
                 .num(max as u64)
-                .push(" characters"),
+                .push(")"),
         };
         m
     }
@@ -795,15 +800,22 @@ mod tests {
                 0,
                 "wrong length: 5 characters (expected 13)".to_string(),
             ),
-            (
-                ParseErrorKind::TooLong { max: 20 },
-                0,
-                "too long: at most 20 characters".to_string(),
-            ),
         ];
         for (kind, position, text) in cases {
             let e = ParseError { kind, position };
             assert_eq!(e.message().as_str(), text);
+            assert_eq!(e.to_string(), text);
+        }
+        for found in [0, 1, 17, 21, 1000, usize::MAX] {
+            for max in [0, 16, 20, usize::MAX] {
+                let e = ParseError {
+                    kind: ParseErrorKind::TooLong { found, max },
+                    position: max,
+                };
+                let text = format!("too long: {found} characters (max {max})");
+                assert_eq!(e.message().as_str(), text);
+                assert_eq!(e.to_string(), text);
+            }
         }
     }
 

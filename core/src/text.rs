@@ -8,6 +8,12 @@
 //! | base32 | 13 | Crockford: `0-9A-Z` without `I L O U` (parses either case, `I`/`L` as 1, `O` as 0) | yes |
 //! | base62 | 11 | `0-9A-Za-z` | yes (byte order) |
 //!
+//! Parsing looks at the length first ([`TooLong`](crate::ParseErrorKind::TooLong) or
+//! [`WrongLength`](crate::ParseErrorKind::WrongLength), each naming how many characters
+//! were given; a character outside ASCII is reported instead, being in no alphabet), then
+//! at every character ([`InvalidChar`](crate::ParseErrorKind::InvalidChar) with its byte
+//! offset), and only then at the value ([`Overflow`](crate::ParseErrorKind::Overflow)).
+//!
 //! ```
 //! use snowdrift::text;
 //! let id = 175928847299117063;
@@ -252,17 +258,20 @@ pub(crate) fn invalid(text: &str, position: usize) -> ParseError {
     err(ParseErrorKind::InvalidChar { found }, position)
 }
 
-/// Parses 1 to 20 decimal digits (no sign, no spaces).
+/// Parses 1 to 20 decimal digits (no sign, no spaces; leading zeros count towards the 20).
 ///
 /// ```
 /// use snowdrift::{text::parse_decimal, ParseErrorKind};
 /// assert_eq!(parse_decimal("18446744073709551615"), Ok(u64::MAX));
 /// assert_eq!(parse_decimal("18446744073709551616").unwrap_err().kind, ParseErrorKind::Overflow);
+/// assert_eq!(
+///     parse_decimal("000000000000000000001").unwrap_err().kind,
+///     ParseErrorKind::TooLong { found: 21, max: 20 }
+/// );
 /// ```
 pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
-    if text.is_empty() {
-        return Err(err(ParseErrorKind::Empty, 0));
-    }
+    check_max_len(text, 20)?;
+    // At most 20 digits: only the 20th can overflow, after every other is checked.
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
         let d = b.wrapping_sub(b'0');
@@ -286,17 +295,12 @@ pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
 /// assert_eq!(snowdrift::text::parse_hex("FFff"), Ok(0xffff));
 /// ```
 pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
-    if text.is_empty() {
-        return Err(err(ParseErrorKind::Empty, 0));
-    }
+    check_max_len(text, 16)?;
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
         let d = HEX_VALUES[b as usize];
         if d == INVALID {
             return Err(invalid(text, i));
-        }
-        if i >= 16 {
-            return Err(err(ParseErrorKind::TooLong { max: 16 }, i));
         }
         value = (value << 4) | u64::from(d);
     }
@@ -314,7 +318,7 @@ pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
 #[inline]
 pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
     let Ok(bytes) = <&[u8; 13]>::try_from(text.as_bytes()) else {
-        return Err(wrong_length(text, 13));
+        return Err(bad_length(text, 13, true));
     };
     // No branch per character: the digits are gathered with whether any was invalid
     // (every digit is below 32, `INVALID` is not), and the exceptions looked at once.
@@ -332,20 +336,18 @@ pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
     Ok(value)
 }
 
-/// Why 13 characters of the right length are not a base32 ID.
+/// Why 13 characters of the right length are not a base32 ID: the first invalid
+/// character if there is one, else overflow (the first character above 15).
 #[cold]
 #[inline(never)]
 fn bad_base32(text: &str) -> ParseError {
-    for (i, b) in text.bytes().enumerate() {
-        let d = CROCKFORD_VALUES[b as usize];
-        if d == INVALID {
-            return invalid(text, i);
-        }
-        if i == 0 && d > 0xf {
-            break;
-        }
+    match text
+        .bytes()
+        .position(|b| CROCKFORD_VALUES[b as usize] == INVALID)
+    {
+        Some(i) => invalid(text, i),
+        None => err(ParseErrorKind::Overflow, 0),
     }
-    err(ParseErrorKind::Overflow, 0)
 }
 
 /// Parses exactly 11 base62 characters (`0-9A-Za-z`).
@@ -374,31 +376,47 @@ pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
     Ok(value)
 }
 
+/// Checks a variable-width form is 1 to `max` bytes long.
+fn check_max_len(text: &str, max: usize) -> Result<(), ParseError> {
+    if text.is_empty() || text.len() > max {
+        return Err(bad_length(text, max, false));
+    }
+    Ok(())
+}
+
+/// Checks a fixed-width form is `n` bytes long.
 pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
     if text.len() != n {
-        return Err(wrong_length(text, n));
+        return Err(bad_length(text, n, true));
     }
     Ok(text.as_bytes())
 }
 
-/// The error for a text that is not `n` bytes long: empty, a character outside every
-/// alphabet (non-ASCII, so longer than one byte), or the wrong length.
+/// The error for a text whose length is not allowed: empty, a character outside every
+/// alphabet (non-ASCII, so more than one byte), else a length error: `limit` is the width
+/// of a `fixed` form, or a variable one's most characters. Every character is ASCII when
+/// the length is named, so `found` counts characters.
 #[cold]
 #[inline(never)]
-fn wrong_length(text: &str, n: usize) -> ParseError {
+fn bad_length(text: &str, limit: usize, fixed: bool) -> ParseError {
     if text.is_empty() {
         return err(ParseErrorKind::Empty, 0);
     }
     if let Some(position) = text.bytes().position(|b| !b.is_ascii()) {
         return invalid(text, position);
     }
-    err(
-        ParseErrorKind::WrongLength {
-            expected: n,
-            found: text.len(),
-        },
-        0,
-    )
+    let found = text.len();
+    if fixed {
+        err(
+            ParseErrorKind::WrongLength {
+                expected: limit,
+                found,
+            },
+            0,
+        )
+    } else {
+        err(ParseErrorKind::TooLong { found, max: limit }, limit)
+    }
 }
 
 #[cfg(test)]
@@ -456,7 +474,7 @@ mod tests {
         let e = parse_base32("0000000000U00").unwrap_err();
         assert_eq!(e, err(ParseErrorKind::InvalidChar { found: 'U' }, 10));
         let e = parse_hex("12345678123456781").unwrap_err();
-        assert_eq!(e.kind, ParseErrorKind::TooLong { max: 16 });
+        assert_eq!(e, err(ParseErrorKind::TooLong { found: 17, max: 16 }, 16));
         let e = parse_decimal("99999999999999999999").unwrap_err();
         assert_eq!(e, err(ParseErrorKind::Overflow, 19));
         let e = parse_decimal("-1").unwrap_err();
@@ -470,6 +488,66 @@ mod tests {
             e.message().as_str(),
             "invalid character 'é' (U+00E9) at position 10"
         );
+    }
+
+    #[test]
+    fn decimal_takes_at_most_20_characters_even_of_leading_zeros() {
+        assert_eq!(parse_decimal("00000000000000000001"), Ok(1));
+        assert_eq!(parse_decimal("00000000000000000000"), Ok(0));
+        let e = parse_decimal("000000000000000000001").unwrap_err();
+        assert_eq!(e.position, 20);
+        assert_eq!(e.message().as_str(), "too long: 21 characters (max 20)");
+        let zeros = [b'0'; 1000];
+        let zeros = core::str::from_utf8(&zeros).unwrap();
+        let e = parse_decimal(zeros).unwrap_err();
+        assert_eq!(e.message().as_str(), "too long: 1000 characters (max 20)");
+    }
+
+    #[test]
+    fn every_parser_names_how_many_characters_it_was_given() {
+        extern crate std;
+        let zeros = [b'0'; 1000];
+        type Parser = fn(&str) -> Result<(), ParseError>;
+        let parsers: [(Parser, usize); 5] = [
+            (|t| parse_decimal(t).map(drop), 20),
+            (|t| parse_hex(t).map(drop), 16),
+            (|t| parse_base32(t).map(drop), 13),
+            (|t| parse_base62(t).map(drop), 11),
+            (|t| crate::ObjectId::parse(t).map(drop), 24),
+        ];
+        for (parse, width) in parsers {
+            for found in [width + 1, 1000] {
+                let text = core::str::from_utf8(&zeros[..found]).unwrap();
+                let message = parse(text).unwrap_err().message();
+                assert!(
+                    message.contains(&std::format!("{found} characters"))
+                        && message.contains(&std::format!(" {width})")),
+                    "{found} characters: {message}"
+                );
+            }
+        }
+        let e = parse_hex("12345678123456781").unwrap_err();
+        assert_eq!(e.message().as_str(), "too long: 17 characters (max 16)");
+    }
+
+    #[test]
+    fn base32_reports_an_invalid_character_before_overflow() {
+        let cases = [
+            (
+                "G000000000U00",
+                ParseErrorKind::InvalidChar { found: 'U' },
+                10,
+            ),
+            (
+                "Z00000000000!",
+                ParseErrorKind::InvalidChar { found: '!' },
+                12,
+            ),
+            ("G000000000000", ParseErrorKind::Overflow, 0),
+        ];
+        for (text, kind, position) in cases {
+            assert_eq!(parse_base32(text), Err(err(kind, position)), "{text}");
+        }
     }
 
     #[test]
