@@ -58,7 +58,16 @@ impl Format {
 }
 
 /// A formatted ID on the stack (at most 24 ASCII bytes); derefs to `&str`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Two `IdText`s are equal, order and hash as their texts do (like `&str`), whatever
+/// form made them.
+///
+/// ```
+/// use snowdrift::text;
+/// assert_eq!(text::to_decimal(10_000_000_000), text::to_base62(62u64.pow(10)));
+/// assert!(text::to_base62(1) < text::to_hex(0x10_0000)); // "00000000001" < "0000000000100000"
+/// ```
+#[derive(Clone, Copy)]
 pub struct IdText {
     buf: [u8; 24],
     len: u8,
@@ -71,6 +80,33 @@ impl IdText {
         // `get` rather than indexing: no panic path (len never exceeds the buffer).
         let bytes = self.buf.get(..self.len as usize).unwrap_or(&[]);
         core::str::from_utf8(bytes).unwrap_or("")
+    }
+}
+
+// By the text alone: the buffer past `len` holds whatever the form left there.
+impl PartialEq for IdText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for IdText {}
+
+impl PartialOrd for IdText {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for IdText {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl core::hash::Hash for IdText {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
     }
 }
 
@@ -548,6 +584,44 @@ mod tests {
         for (text, kind, position) in cases {
             assert_eq!(parse_base32(text), Err(err(kind, position)), "{text}");
         }
+    }
+
+    #[test]
+    fn id_texts_compare_and_hash_by_their_text_alone() {
+        extern crate std;
+        use core::hash::BuildHasher;
+        let hasher =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        let hash = |t: &IdText| hasher.hash_one(t);
+        // "10000000000" from two forms: the decimal buffer is zero-filled past the text,
+        // the base62 one holds '0's there.
+        let decimal = to_decimal(10_000_000_000);
+        let base62 = to_base62(62u64.pow(10));
+        assert_eq!(
+            (decimal.as_str(), base62.as_str()),
+            ("10000000000", "10000000000")
+        );
+        assert_eq!(decimal, base62);
+        assert_eq!(decimal.cmp(&base62), core::cmp::Ordering::Equal);
+        assert_eq!(hash(&decimal), hash(&base62));
+        // A text sorts before a longer text it begins, whatever lies past its end.
+        let short = to_base62(1); // "00000000001", '0's past the end
+        let long = to_hex(0x10_0000); // "0000000000100000", zeros past the end
+        assert!(long.as_str().starts_with(short.as_str()));
+        assert!(short < long);
+        assert_eq!(short.partial_cmp(&long), Some(core::cmp::Ordering::Less));
+        let mut texts = [
+            long,
+            base62,
+            short,
+            decimal,
+            to_decimal(9),
+            to_hex(u64::MAX),
+        ];
+        texts.sort();
+        let mut strs = texts.map(|t| std::string::String::from(t.as_str()));
+        strs.sort();
+        assert_eq!(texts.map(|t| std::string::String::from(t.as_str())), strs);
     }
 
     #[test]
