@@ -124,19 +124,33 @@ pub enum LayoutError {
     },
     /// Time + node + sequence take more than 64 bits.
     TooWide {
-        /// Bits the fields take together.
-        total: u32,
+        /// Bits the fields take together: the exact sum of the widths given.
+        total: u64,
     },
     /// Time and sequence take all 64 bits (no node bits): a generator's slot counter needs
     /// one bit of room above them.
     NoNodeRoom,
     /// The time unit is zero milliseconds.
     ZeroUnit,
-    /// The epoch plus the time field's range passes the largest Unix millisecond value
-    /// snowdrift accepts (`i64::MAX`).
+    /// The epoch is so late that the time field's last tick would start after the
+    /// largest Unix millisecond snowdrift accepts (`i64::MAX`).
     EpochOutOfRange {
-        /// The epoch, in Unix milliseconds.
+        /// The epoch given, in Unix milliseconds.
         epoch_ms: u64,
+        /// The latest epoch this time field allows: `i64::MAX` minus its span.
+        max_epoch_ms: u64,
+        /// Width of the time field, in bits.
+        time_bits: u32,
+        /// Milliseconds per tick.
+        unit_ms: u32,
+    },
+    /// The time field alone spans more than `i64::MAX` milliseconds (from the start of
+    /// its first tick to the start of its last), so no epoch, not even 0, fits.
+    TimeSpanTooLong {
+        /// Width of the time field, in bits.
+        time_bits: u32,
+        /// Milliseconds per tick.
+        unit_ms: u32,
     },
 }
 
@@ -151,18 +165,38 @@ impl LayoutError {
                 .push("the sequence field takes ")
                 .num(u64::from(bits))
                 .push(" bits (max 32)"),
-            LayoutError::TooWide { total } => m
-                .push("the fields take ")
-                .num(u64::from(total))
-                .push(" bits (max 64)"),
+            LayoutError::TooWide { total } => {
+                m.push("the fields take ").num(total).push(" bits (max 64)")
+            }
             LayoutError::NoNodeRoom => m.push("time and sequence take 64 bits together (max 63)"),
             LayoutError::ZeroUnit => m.push("the time unit is 0 ms (min 1 ms)"),
-            LayoutError::EpochOutOfRange { epoch_ms } => m
-                .push("epoch ")
-                .num(epoch_ms)
-                .push(" ms plus the time field's range passes ")
-                .num(i64::MAX as u64)
-                .push(" ms"),
+            LayoutError::EpochOutOfRange {
+                epoch_ms,
+                max_epoch_ms,
+                time_bits,
+                unit_ms,
+            } => {
+                m.push("epoch ")
+                    .num(epoch_ms)
+                    .push(" ms is outside 0..=")
+                    .num(max_epoch_ms);
+                m.push(" ms (the epochs a ")
+                    .num(u64::from(time_bits))
+                    .push("-bit time field of ")
+                    .num(u64::from(unit_ms))
+                    .push(" ms ticks allows)")
+            }
+            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => {
+                m.push("the time field's ")
+                    .num(u64::from(time_bits))
+                    .push(" bits of ")
+                    .num(u64::from(unit_ms))
+                    .push(" ms ticks span ");
+                m.product(crate::layout::mask(time_bits), unit_ms)
+                    .push(" ms, so no epoch fits (max span ")
+                    .num(i64::MAX as u64)
+                    .push(" ms)")
+            }
         };
         m
     }
@@ -343,6 +377,7 @@ pub struct ParseError {
     /// What is wrong.
     pub kind: ParseErrorKind,
     /// Byte offset of the offending character (0 for empty input and wrong lengths; the
+    /// first character past the limit for [`TooLong`](ParseErrorKind::TooLong); the
     /// first character that made the value too large for overflow).
     pub position: usize,
 }
@@ -369,6 +404,8 @@ pub enum ParseErrorKind {
     },
     /// A variable-width form with more characters than it can have.
     TooLong {
+        /// Characters given.
+        found: usize,
         /// The most characters the form allows.
         max: usize,
     },
@@ -402,10 +439,12 @@ impl ParseError {
                 .push(" characters (expected ")
                 .num(expected as u64)
                 .push(")"),
-            ParseErrorKind::TooLong { max } => m
-                .push("too long: at most ")
+            ParseErrorKind::TooLong { found, max } => m
+                .push("too long: ")
+                .num(found as u64)
+                .push(" characters (max ")
                 .num(max as u64)
-                .push(" characters"),
+                .push(")"),
         };
         m
     }
@@ -470,6 +509,36 @@ impl Message {
     /// Appends `n` in decimal.
     fn num(&mut self, n: u64) -> &mut Message {
         self.radix(n, 10, 1)
+    }
+
+    /// Appends `a * b` in decimal, exactly (it may pass `u64::MAX`), without 128-bit
+    /// arithmetic: the decimal digits of `a`, lowest first, each times `b` plus the carry.
+    fn product(&mut self, mut a: u64, b: u32) -> &mut Message {
+        // a * b < 2^96 < 10^29.
+        let mut digits = [0u8; 29];
+        let mut len = 0;
+        let mut carry: u64 = 0;
+        for slot in digits.iter_mut().rev() {
+            if a == 0 && carry == 0 && len > 0 {
+                break;
+            }
+            // carry <= b, so this is at most 10 * b: no overflow.
+            let t = (a % 10) * u64::from(b) + carry;
+            *slot = b'0' + (t % 10) as u8;
+            carry = t / 10;
+            a /= 10;
+            len += 1;
+        }
+        let mut digits = digits.get(digits.len() - len..).unwrap_or(&[]);
+        // Leading zeros (when `b` is 0), keeping the last digit.
+        while let [b'0', rest @ ..] = digits {
+            if rest.is_empty() {
+                break;
+            }
+            digits = rest;
+        }
+        // ASCII digits.
+        self.push(core::str::from_utf8(digits).unwrap_or(""))
     }
 
     /// Appends `n` in base `radix`, at least `min` digits.
@@ -638,46 +707,93 @@ mod tests {
         }
     }
 
-    #[test]
-    fn layout_messages_match_the_formatted_text() {
-        let cases = [
-            (
-                LayoutError::NoTimeBits,
-                "the time field needs at least 1 bit".to_string(),
+    /// The text of a layout error, written with `format!` (128-bit for the span).
+    fn formatted_layout(e: &LayoutError) -> std::string::String {
+        match *e {
+            LayoutError::NoTimeBits => "the time field needs at least 1 bit".to_string(),
+            LayoutError::NoSequenceBits => "the sequence field needs at least 1 bit".to_string(),
+            LayoutError::SequenceTooWide { bits } => {
+                format!("the sequence field takes {bits} bits (max 32)")
+            }
+            LayoutError::TooWide { total } => format!("the fields take {total} bits (max 64)"),
+            LayoutError::NoNodeRoom => {
+                "time and sequence take 64 bits together (max 63)".to_string()
+            }
+            LayoutError::ZeroUnit => "the time unit is 0 ms (min 1 ms)".to_string(),
+            LayoutError::EpochOutOfRange {
+                epoch_ms,
+                max_epoch_ms,
+                time_bits,
+                unit_ms,
+            } => format!(
+                "epoch {epoch_ms} ms is outside 0..={max_epoch_ms} ms \
+                 (the epochs a {time_bits}-bit time field of {unit_ms} ms ticks allows)"
             ),
-            (
-                LayoutError::NoSequenceBits,
-                "the sequence field needs at least 1 bit".to_string(),
-            ),
-            (
-                LayoutError::SequenceTooWide { bits: 33 },
-                "the sequence field takes 33 bits (max 32)".to_string(),
-            ),
-            (
-                LayoutError::TooWide { total: 65 },
-                "the fields take 65 bits (max 64)".to_string(),
-            ),
-            (
-                LayoutError::NoNodeRoom,
-                "time and sequence take 64 bits together (max 63)".to_string(),
-            ),
-            (
-                LayoutError::ZeroUnit,
-                "the time unit is 0 ms (min 1 ms)".to_string(),
-            ),
-            (
-                LayoutError::EpochOutOfRange { epoch_ms: u64::MAX },
+            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => {
+                let span = u128::from(crate::layout::mask(time_bits)) * u128::from(unit_ms);
                 format!(
-                    "epoch {} ms plus the time field's range passes {} ms",
-                    u64::MAX,
+                    "the time field's {time_bits} bits of {unit_ms} ms ticks span {span} ms, \
+                     so no epoch fits (max span {} ms)",
                     i64::MAX
-                ),
-            ),
-        ];
-        for (e, text) in cases {
-            assert_eq!(e.message().as_str(), text);
-            assert_eq!(e.to_string(), text);
+                )
+            }
         }
+    }
+
+    #[test]
+    fn layout_messages_match_the_formatted_text_at_the_extremes() {
+        let small = [
+            0u32,
+            1,
+            9,
+            10,
+            33,
+            62,
+            63,
+            64,
+            65,
+            99,
+            100,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        let mut cases = std::vec![
+            LayoutError::NoTimeBits,
+            LayoutError::NoSequenceBits,
+            LayoutError::NoNodeRoom,
+            LayoutError::ZeroUnit,
+        ];
+        for n in small {
+            let wide = u64::from(n);
+            cases.push(LayoutError::SequenceTooWide { bits: n });
+            for total in [wide, wide * 4, u64::MAX] {
+                cases.push(LayoutError::TooWide { total });
+            }
+            for unit_ms in small {
+                cases.push(LayoutError::TimeSpanTooLong {
+                    time_bits: n,
+                    unit_ms,
+                });
+                for epoch_ms in [0, 1, i64::MAX as u64, u64::MAX] {
+                    cases.push(LayoutError::EpochOutOfRange {
+                        epoch_ms,
+                        max_epoch_ms: epoch_ms / 3,
+                        time_bits: n,
+                        unit_ms,
+                    });
+                }
+            }
+        }
+        for e in cases {
+            assert_eq!(e.message().as_str(), formatted_layout(&e));
+            assert_eq!(e.to_string(), formatted_layout(&e));
+        }
+        // The widest span there is: 64 bits of u32::MAX ms, past u64::MAX.
+        let e = LayoutError::TimeSpanTooLong {
+            time_bits: 64,
+            unit_ms: u32::MAX,
+        };
+        assert!(e.message().contains(" 79228162495817593515539431425 ms"));
     }
 
     #[test]
@@ -725,15 +841,22 @@ mod tests {
                 0,
                 "wrong length: 5 characters (expected 13)".to_string(),
             ),
-            (
-                ParseErrorKind::TooLong { max: 20 },
-                0,
-                "too long: at most 20 characters".to_string(),
-            ),
         ];
         for (kind, position, text) in cases {
             let e = ParseError { kind, position };
             assert_eq!(e.message().as_str(), text);
+            assert_eq!(e.to_string(), text);
+        }
+        for found in [0, 1, 17, 21, 1000, usize::MAX] {
+            for max in [0, 16, 20, usize::MAX] {
+                let e = ParseError {
+                    kind: ParseErrorKind::TooLong { found, max },
+                    position: max,
+                };
+                let text = format!("too long: {found} characters (max {max})");
+                assert_eq!(e.message().as_str(), text);
+                assert_eq!(e.to_string(), text);
+            }
         }
     }
 

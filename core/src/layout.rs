@@ -124,11 +124,6 @@ impl LayoutBuilder {
             + b.worker_bits as u64
             + b.sequence_bits as u64;
         if total > 64 {
-            let total = if total > u32::MAX as u64 {
-                u32::MAX
-            } else {
-                total as u32
-            };
             return Err(LayoutError::TooWide { total });
         }
         if b.sequence_bits > 32 {
@@ -143,22 +138,27 @@ impl LayoutBuilder {
             Some(unit) => unit,
             None => return Err(LayoutError::ZeroUnit),
         };
-        // time_bits <= 63 here, since the sequence takes at least one bit.
+        // The last tick must start by i64::MAX: first the span from the epoch to it
+        // (time_bits <= 62 here, since the sequence takes at least one bit), then the
+        // epoch.
         let last_tick = (1u64 << b.time_bits) - 1;
-        match last_tick.checked_mul(b.unit_ms as u64) {
-            Some(span) => match span.checked_add(b.epoch_ms) {
-                Some(end) if end <= i64::MAX as u64 => {}
-                _ => {
-                    return Err(LayoutError::EpochOutOfRange {
-                        epoch_ms: b.epoch_ms,
-                    })
-                }
-            },
-            None => {
-                return Err(LayoutError::EpochOutOfRange {
-                    epoch_ms: b.epoch_ms,
+        let span = match last_tick.checked_mul(b.unit_ms as u64) {
+            Some(span) if span <= i64::MAX as u64 => span,
+            _ => {
+                return Err(LayoutError::TimeSpanTooLong {
+                    time_bits: b.time_bits,
+                    unit_ms: b.unit_ms,
                 })
             }
+        };
+        let max_epoch_ms = i64::MAX as u64 - span;
+        if b.epoch_ms > max_epoch_ms {
+            return Err(LayoutError::EpochOutOfRange {
+                epoch_ms: b.epoch_ms,
+                max_epoch_ms,
+                time_bits: b.time_bits,
+                unit_ms: b.unit_ms,
+            });
         }
         Ok(Layout {
             time_bits: b.time_bits as u8,
@@ -527,7 +527,9 @@ mod tests {
         );
         assert_eq!(
             b.time_bits(u32::MAX).build(),
-            Err(LayoutError::TooWide { total: u32::MAX })
+            Err(LayoutError::TooWide {
+                total: u64::from(u32::MAX) + 22
+            })
         );
         assert_eq!(
             b.time_bits(20).node_bits(0).sequence_bits(33).build(),
@@ -541,13 +543,107 @@ mod tests {
         assert!(b.time_bits(51).node_bits(1).build().is_ok());
         assert_eq!(
             b.time_bits(50).node_bits(0).unit_ms(10_000).build(),
-            Err(LayoutError::EpochOutOfRange { epoch_ms: 0 })
+            Err(LayoutError::TimeSpanTooLong {
+                time_bits: 50,
+                unit_ms: 10_000
+            })
         );
         assert_eq!(
             b.epoch_ms(u64::MAX).build(),
-            Err(LayoutError::EpochOutOfRange { epoch_ms: u64::MAX })
+            Err(LayoutError::EpochOutOfRange {
+                epoch_ms: u64::MAX,
+                max_epoch_ms: i64::MAX as u64 - ((1 << 41) - 1),
+                time_bits: 41,
+                unit_ms: 1
+            })
         );
         assert!(b.build().is_ok());
+    }
+
+    #[test]
+    fn too_wide_names_the_true_sum_of_the_widths() {
+        let b = Layout::builder().time_bits(41).sequence_bits(12);
+        let max = u32::MAX;
+        let cases = [
+            (b.node_bits(12), "the fields take 65 bits (max 64)"),
+            // Far past u32::MAX, and still the exact sum.
+            (
+                b.time_bits(max).node_bits(max),
+                "the fields take 8589934602 bits (max 64)",
+            ),
+            (
+                b.time_bits(max)
+                    .datacenter_bits(max)
+                    .worker_bits(max)
+                    .sequence_bits(max),
+                "the fields take 17179869180 bits (max 64)",
+            ),
+        ];
+        for (b, text) in cases {
+            assert_eq!(b.build().unwrap_err().message().as_str(), text);
+        }
+    }
+
+    #[test]
+    fn a_late_epoch_is_rejected_with_the_epochs_the_layout_allows() {
+        let b = Layout::builder()
+            .time_bits(41)
+            .node_bits(10)
+            .sequence_bits(12);
+        // The last of 2^41 ticks of 1 ms starts 2^41 - 1 ms after the epoch, and must
+        // start by i64::MAX.
+        let last = i64::MAX as u64 - ((1 << 41) - 1);
+        assert_eq!(
+            b.epoch_ms(last).build().map(|l| l.last_ms()),
+            Ok(i64::MAX as u64)
+        );
+        let err = b.epoch_ms(last + 1).build().unwrap_err();
+        assert_eq!(
+            err.message().as_str(),
+            "epoch 9223369837831520257 ms is outside 0..=9223369837831520256 ms \
+             (the epochs a 41-bit time field of 1 ms ticks allows)"
+        );
+        let err = b.epoch_ms(u64::MAX).build().unwrap_err();
+        assert_eq!(
+            err.message().as_str(),
+            "epoch 18446744073709551615 ms is outside 0..=9223369837831520256 ms \
+             (the epochs a 41-bit time field of 1 ms ticks allows)"
+        );
+        // 2^62 ticks of 2 ms: the last starts at i64::MAX - 1, so epochs 0 and 1 fit.
+        let b = b.time_bits(62).node_bits(0).sequence_bits(1).unit_ms(2);
+        assert!(b.epoch_ms(1).build().is_ok());
+        let err = b.epoch_ms(2).build().unwrap_err();
+        assert_eq!(
+            err.message().as_str(),
+            "epoch 2 ms is outside 0..=1 ms (the epochs a 62-bit time field of 2 ms ticks allows)"
+        );
+    }
+
+    #[test]
+    fn a_time_field_too_long_for_any_epoch_names_its_span() {
+        let b = Layout::builder().time_bits(50).sequence_bits(12);
+        for epoch in [0, 1, u64::MAX] {
+            let err = b.unit_ms(10_000).epoch_ms(epoch).build().unwrap_err();
+            assert_eq!(
+                err.message().as_str(),
+                "the time field's 50 bits of 10000 ms ticks span 11258999068426230000 ms, \
+                 so no epoch fits (max span 9223372036854775807 ms)"
+            );
+        }
+        // Just past i64::MAX, and the widest span there is (past u64::MAX).
+        let b = b.time_bits(62).sequence_bits(1);
+        let err = b.unit_ms(3).build().unwrap_err();
+        assert_eq!(
+            err.message().as_str(),
+            "the time field's 62 bits of 3 ms ticks span 13835058055282163709 ms, \
+             so no epoch fits (max span 9223372036854775807 ms)"
+        );
+        let err = b.unit_ms(u32::MAX).build().unwrap_err();
+        assert_eq!(
+            err.message().as_str(),
+            "the time field's 62 bits of 4294967295 ms ticks span \
+             19807040623954398375663632385 ms, so no epoch fits (max span 9223372036854775807 ms)"
+        );
     }
 
     #[test]

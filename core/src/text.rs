@@ -8,6 +8,12 @@
 //! | base32 | 13 | Crockford: `0-9A-Z` without `I L O U` (parses either case, `I`/`L` as 1, `O` as 0) | yes |
 //! | base62 | 11 | `0-9A-Za-z` | yes (byte order) |
 //!
+//! Parsing looks at the length first ([`TooLong`](crate::ParseErrorKind::TooLong) or
+//! [`WrongLength`](crate::ParseErrorKind::WrongLength), each naming how many characters
+//! were given; a character outside ASCII is reported instead, being in no alphabet), then
+//! at every character ([`InvalidChar`](crate::ParseErrorKind::InvalidChar) with its byte
+//! offset), and only then at the value ([`Overflow`](crate::ParseErrorKind::Overflow)).
+//!
 //! ```
 //! use snowdrift::text;
 //! let id = 175928847299117063;
@@ -52,7 +58,16 @@ impl Format {
 }
 
 /// A formatted ID on the stack (at most 24 ASCII bytes); derefs to `&str`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Two `IdText`s are equal, order and hash as their texts do (like `&str`), whatever
+/// form made them.
+///
+/// ```
+/// use snowdrift::text;
+/// assert_eq!(text::to_decimal(10_000_000_000), text::to_base62(62u64.pow(10)));
+/// assert!(text::to_base62(1) < text::to_hex(0x10_0000)); // "00000000001" < "0000000000100000"
+/// ```
+#[derive(Clone, Copy)]
 pub struct IdText {
     buf: [u8; 24],
     len: u8,
@@ -65,6 +80,33 @@ impl IdText {
         // `get` rather than indexing: no panic path (len never exceeds the buffer).
         let bytes = self.buf.get(..self.len as usize).unwrap_or(&[]);
         core::str::from_utf8(bytes).unwrap_or("")
+    }
+}
+
+// By the text alone: the buffer past `len` holds whatever the form left there.
+impl PartialEq for IdText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for IdText {}
+
+impl PartialOrd for IdText {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for IdText {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl core::hash::Hash for IdText {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
     }
 }
 
@@ -252,17 +294,20 @@ pub(crate) fn invalid(text: &str, position: usize) -> ParseError {
     err(ParseErrorKind::InvalidChar { found }, position)
 }
 
-/// Parses 1 to 20 decimal digits (no sign, no spaces).
+/// Parses 1 to 20 decimal digits (no sign, no spaces; leading zeros count towards the 20).
 ///
 /// ```
 /// use snowdrift::{text::parse_decimal, ParseErrorKind};
 /// assert_eq!(parse_decimal("18446744073709551615"), Ok(u64::MAX));
 /// assert_eq!(parse_decimal("18446744073709551616").unwrap_err().kind, ParseErrorKind::Overflow);
+/// assert_eq!(
+///     parse_decimal("000000000000000000001").unwrap_err().kind,
+///     ParseErrorKind::TooLong { found: 21, max: 20 }
+/// );
 /// ```
 pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
-    if text.is_empty() {
-        return Err(err(ParseErrorKind::Empty, 0));
-    }
+    check_max_len(text, 20)?;
+    // At most 20 digits: only the 20th can overflow, after every other is checked.
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
         let d = b.wrapping_sub(b'0');
@@ -286,17 +331,12 @@ pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
 /// assert_eq!(snowdrift::text::parse_hex("FFff"), Ok(0xffff));
 /// ```
 pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
-    if text.is_empty() {
-        return Err(err(ParseErrorKind::Empty, 0));
-    }
+    check_max_len(text, 16)?;
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
         let d = HEX_VALUES[b as usize];
         if d == INVALID {
             return Err(invalid(text, i));
-        }
-        if i >= 16 {
-            return Err(err(ParseErrorKind::TooLong { max: 16 }, i));
         }
         value = (value << 4) | u64::from(d);
     }
@@ -314,7 +354,7 @@ pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
 #[inline]
 pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
     let Ok(bytes) = <&[u8; 13]>::try_from(text.as_bytes()) else {
-        return Err(wrong_length(text, 13));
+        return Err(bad_length(text, 13, true));
     };
     // No branch per character: the digits are gathered with whether any was invalid
     // (every digit is below 32, `INVALID` is not), and the exceptions looked at once.
@@ -332,20 +372,18 @@ pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
     Ok(value)
 }
 
-/// Why 13 characters of the right length are not a base32 ID.
+/// Why 13 characters of the right length are not a base32 ID: the first invalid
+/// character if there is one, else overflow (the first character above 15).
 #[cold]
 #[inline(never)]
 fn bad_base32(text: &str) -> ParseError {
-    for (i, b) in text.bytes().enumerate() {
-        let d = CROCKFORD_VALUES[b as usize];
-        if d == INVALID {
-            return invalid(text, i);
-        }
-        if i == 0 && d > 0xf {
-            break;
-        }
+    match text
+        .bytes()
+        .position(|b| CROCKFORD_VALUES[b as usize] == INVALID)
+    {
+        Some(i) => invalid(text, i),
+        None => err(ParseErrorKind::Overflow, 0),
     }
-    err(ParseErrorKind::Overflow, 0)
 }
 
 /// Parses exactly 11 base62 characters (`0-9A-Za-z`).
@@ -374,31 +412,47 @@ pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
     Ok(value)
 }
 
+/// Checks a variable-width form is 1 to `max` bytes long.
+fn check_max_len(text: &str, max: usize) -> Result<(), ParseError> {
+    if text.is_empty() || text.len() > max {
+        return Err(bad_length(text, max, false));
+    }
+    Ok(())
+}
+
+/// Checks a fixed-width form is `n` bytes long.
 pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
     if text.len() != n {
-        return Err(wrong_length(text, n));
+        return Err(bad_length(text, n, true));
     }
     Ok(text.as_bytes())
 }
 
-/// The error for a text that is not `n` bytes long: empty, a character outside every
-/// alphabet (non-ASCII, so longer than one byte), or the wrong length.
+/// The error for a text whose length is not allowed: empty, a character outside every
+/// alphabet (non-ASCII, so more than one byte), else a length error: `limit` is the width
+/// of a `fixed` form, or a variable one's most characters. Every character is ASCII when
+/// the length is named, so `found` counts characters.
 #[cold]
 #[inline(never)]
-fn wrong_length(text: &str, n: usize) -> ParseError {
+fn bad_length(text: &str, limit: usize, fixed: bool) -> ParseError {
     if text.is_empty() {
         return err(ParseErrorKind::Empty, 0);
     }
     if let Some(position) = text.bytes().position(|b| !b.is_ascii()) {
         return invalid(text, position);
     }
-    err(
-        ParseErrorKind::WrongLength {
-            expected: n,
-            found: text.len(),
-        },
-        0,
-    )
+    let found = text.len();
+    if fixed {
+        err(
+            ParseErrorKind::WrongLength {
+                expected: limit,
+                found,
+            },
+            0,
+        )
+    } else {
+        err(ParseErrorKind::TooLong { found, max: limit }, limit)
+    }
 }
 
 #[cfg(test)]
@@ -456,7 +510,7 @@ mod tests {
         let e = parse_base32("0000000000U00").unwrap_err();
         assert_eq!(e, err(ParseErrorKind::InvalidChar { found: 'U' }, 10));
         let e = parse_hex("12345678123456781").unwrap_err();
-        assert_eq!(e.kind, ParseErrorKind::TooLong { max: 16 });
+        assert_eq!(e, err(ParseErrorKind::TooLong { found: 17, max: 16 }, 16));
         let e = parse_decimal("99999999999999999999").unwrap_err();
         assert_eq!(e, err(ParseErrorKind::Overflow, 19));
         let e = parse_decimal("-1").unwrap_err();
@@ -470,6 +524,104 @@ mod tests {
             e.message().as_str(),
             "invalid character 'é' (U+00E9) at position 10"
         );
+    }
+
+    #[test]
+    fn decimal_takes_at_most_20_characters_even_of_leading_zeros() {
+        assert_eq!(parse_decimal("00000000000000000001"), Ok(1));
+        assert_eq!(parse_decimal("00000000000000000000"), Ok(0));
+        let e = parse_decimal("000000000000000000001").unwrap_err();
+        assert_eq!(e.position, 20);
+        assert_eq!(e.message().as_str(), "too long: 21 characters (max 20)");
+        let zeros = [b'0'; 1000];
+        let zeros = core::str::from_utf8(&zeros).unwrap();
+        let e = parse_decimal(zeros).unwrap_err();
+        assert_eq!(e.message().as_str(), "too long: 1000 characters (max 20)");
+    }
+
+    #[test]
+    fn every_parser_names_how_many_characters_it_was_given() {
+        extern crate std;
+        let zeros = [b'0'; 1000];
+        type Parser = fn(&str) -> Result<(), ParseError>;
+        let parsers: [(Parser, usize); 5] = [
+            (|t| parse_decimal(t).map(drop), 20),
+            (|t| parse_hex(t).map(drop), 16),
+            (|t| parse_base32(t).map(drop), 13),
+            (|t| parse_base62(t).map(drop), 11),
+            (|t| crate::ObjectId::parse(t).map(drop), 24),
+        ];
+        for (parse, width) in parsers {
+            for found in [width + 1, 1000] {
+                let text = core::str::from_utf8(&zeros[..found]).unwrap();
+                let message = parse(text).unwrap_err().message();
+                assert!(
+                    message.contains(&std::format!("{found} characters"))
+                        && message.contains(&std::format!(" {width})")),
+                    "{found} characters: {message}"
+                );
+            }
+        }
+        let e = parse_hex("12345678123456781").unwrap_err();
+        assert_eq!(e.message().as_str(), "too long: 17 characters (max 16)");
+    }
+
+    #[test]
+    fn base32_reports_an_invalid_character_before_overflow() {
+        let cases = [
+            (
+                "G000000000U00",
+                ParseErrorKind::InvalidChar { found: 'U' },
+                10,
+            ),
+            (
+                "Z00000000000!",
+                ParseErrorKind::InvalidChar { found: '!' },
+                12,
+            ),
+            ("G000000000000", ParseErrorKind::Overflow, 0),
+        ];
+        for (text, kind, position) in cases {
+            assert_eq!(parse_base32(text), Err(err(kind, position)), "{text}");
+        }
+    }
+
+    #[test]
+    fn id_texts_compare_and_hash_by_their_text_alone() {
+        extern crate std;
+        use core::hash::BuildHasher;
+        let hasher =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+        let hash = |t: &IdText| hasher.hash_one(t);
+        // "10000000000" from two forms: the decimal buffer is zero-filled past the text,
+        // the base62 one holds '0's there.
+        let decimal = to_decimal(10_000_000_000);
+        let base62 = to_base62(62u64.pow(10));
+        assert_eq!(
+            (decimal.as_str(), base62.as_str()),
+            ("10000000000", "10000000000")
+        );
+        assert_eq!(decimal, base62);
+        assert_eq!(decimal.cmp(&base62), core::cmp::Ordering::Equal);
+        assert_eq!(hash(&decimal), hash(&base62));
+        // A text sorts before a longer text it begins, whatever lies past its end.
+        let short = to_base62(1); // "00000000001", '0's past the end
+        let long = to_hex(0x10_0000); // "0000000000100000", zeros past the end
+        assert!(long.as_str().starts_with(short.as_str()));
+        assert!(short < long);
+        assert_eq!(short.partial_cmp(&long), Some(core::cmp::Ordering::Less));
+        let mut texts = [
+            long,
+            base62,
+            short,
+            decimal,
+            to_decimal(9),
+            to_hex(u64::MAX),
+        ];
+        texts.sort();
+        let mut strs = texts.map(|t| std::string::String::from(t.as_str()));
+        strs.sort();
+        assert_eq!(texts.map(|t| std::string::String::from(t.as_str())), strs);
     }
 
     #[test]

@@ -137,5 +137,7 @@ fn parse_errors_match() {
         };
         assert_eq!(kind, case["kind"], "{case}");
         assert_eq!(err.position as u64, num(&case["position"]), "{case}");
+        assert_eq!(err.to_string(), case["message"], "{case}");
+        assert_eq!(err.message().as_str(), case["message"], "{case}");
     }
 }

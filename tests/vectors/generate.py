@@ -144,8 +144,48 @@ def objectids():
     return rows
 
 
+# Characters a text form may have: fixed-width forms need exactly this many, decimal and
+# hex at most this many.
+WIDTHS = {"decimal": 20, "hex": 16, "base32": 13, "base62": 11}
+FIXED = {"base32", "base62"}
+ESCAPES = {"'": "\\'", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
+
+
+def quoted(c):
+    """A character as the messages show it: in single quotes, ASCII controls escaped,
+    anything beyond ASCII followed by its code point."""
+    if c in ESCAPES:
+        return f"'{ESCAPES[c]}'"
+    if " " <= c <= "~":
+        return f"'{c}'"
+    if ord(c) < 0x80:
+        return f"'\\u{{{ord(c):X}}}'"
+    return f"'{c}' (U+{ord(c):04X})"
+
+
+def parse_message(form, text, kind, position):
+    """The error message for a rejected text form; `position` is a byte offset."""
+    found = len(text)  # every input that gets a length error is ASCII
+    if kind == "empty":
+        return "empty input"
+    if kind == "invalid-char":
+        c = text.encode()[position:].decode()[0]
+        return f"invalid character {quoted(c)} at position {position}"
+    if kind == "overflow":
+        return f"value does not fit in 64 bits (at position {position})"
+    if kind == "wrong-length":
+        assert form in FIXED
+        return f"wrong length: {found} characters (expected {WIDTHS[form]})"
+    if kind == "too-long":
+        assert form not in FIXED and position == WIDTHS[form]
+        return f"too long: {found} characters (max {WIDTHS[form]})"
+    raise ValueError(kind)
+
+
 def text_errors():
-    # (form, input, kind, position): written by hand from the text-form rules.
+    # (form, input, kind, position): written by hand from the text-form rules. The length
+    # is checked before the characters (a text of the wrong length is reported as such,
+    # unless it holds a non-ASCII character), and every character before overflow.
     cases = [
         ("decimal", "", "empty", 0),
         ("decimal", "12a4", "invalid-char", 2),
@@ -153,21 +193,32 @@ def text_errors():
         ("decimal", " 1", "invalid-char", 0),
         ("decimal", "18446744073709551616", "overflow", 19),
         ("decimal", "99999999999999999999", "overflow", 19),
+        ("decimal", "100000000000000000000", "too-long", 20),
+        ("decimal", "000000000000000000001", "too-long", 20),
+        ("decimal", "0" * 100, "too-long", 20),
+        ("decimal", "1234567890123456789x0", "too-long", 20),
+        ("decimal", "000000000000000000000\u00e9", "invalid-char", 21),
         ("hex", "", "empty", 0),
         ("hex", "0x10", "invalid-char", 1),
         ("hex", "12345678123456781", "too-long", 16),
+        ("hex", "1234567812345678x", "too-long", 16),
         ("base32", "", "empty", 0),
         ("base32", "04W86BB0G400", "wrong-length", 0),
         ("base32", "04W86BB0G40077", "wrong-length", 0),
         ("base32", "04W86BB0G400U", "invalid-char", 12),
         ("base32", "G000000000000", "overflow", 0),
+        ("base32", "G000000000U00", "invalid-char", 10),
+        ("base32", "Z00000000000!", "invalid-char", 12),
         ("base62", "", "empty", 0),
         ("base62", "0Czks0tP37", "wrong-length", 0),
         ("base62", "0Czks0tP3-X", "invalid-char", 9),
         ("base62", "LygHa16AHYG", "overflow", 10),
         ("base62", "zzzzzzzzzzz", "overflow", 10),
     ]
-    return [{"form": f, "input": i, "kind": k, "position": p} for f, i, k, p in cases]
+    return [
+        {"form": f, "input": i, "kind": k, "position": p, "message": parse_message(f, i, k, p)}
+        for f, i, k, p in cases
+    ]
 
 
 def files():
