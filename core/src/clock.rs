@@ -136,11 +136,16 @@ pub use std_clocks::{MonotonicClock, SystemClock};
 #[cfg(feature = "std")]
 mod std_clocks {
     use super::Clock;
-    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+    /// Whole milliseconds in `d`, `u64::MAX` past it.
+    fn millis(d: Duration) -> u64 {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
 
     fn unix_ms_now() -> u64 {
         match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_secs() * 1000 + u64::from(d.subsec_millis()),
+            Ok(d) => millis(d),
             Err(_) => 0, // before 1970: outside every layout, reported by the generator
         }
     }
@@ -188,7 +193,8 @@ mod std_clocks {
             Self::anchored_at(unix_ms_now())
         }
         /// Anchors to the given Unix millisecond now (for example the last time persisted
-        /// by a previous run, if the system clock is known to be behind it).
+        /// by a previous run, if the system clock is known to be behind it). Readings stop
+        /// at `u64::MAX` instead of wrapping.
         pub fn anchored_at(unix_ms: u64) -> Self {
             MonotonicClock {
                 origin: Instant::now(),
@@ -206,11 +212,31 @@ mod std_clocks {
     impl Clock for MonotonicClock {
         #[inline]
         fn now_ms(&self) -> u64 {
-            let d = self.origin.elapsed();
-            self.origin_ms + d.as_secs() * 1000 + u64::from(d.subsec_millis())
+            // Saturating: an anchor near the end of time stays there, never wraps to 1970.
+            self.origin_ms.saturating_add(millis(self.origin.elapsed()))
         }
         fn relax(&self) {
             std::thread::yield_now();
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn milliseconds_past_u64_saturate() {
+            assert_eq!(millis(Duration::from_micros(2_999)), 2);
+            assert_eq!(millis(Duration::MAX), u64::MAX);
+        }
+
+        #[test]
+        fn an_anchor_near_the_end_of_time_stays_there_instead_of_wrapping() {
+            let clock = MonotonicClock::anchored_at(u64::MAX - 1);
+            // At least 2 ms pass: past u64::MAX if added unchecked.
+            std::thread::sleep(Duration::from_millis(2));
+            assert_eq!(clock.now_ms(), u64::MAX);
+            assert_eq!(clock.now_ms(), u64::MAX);
         }
     }
 }
