@@ -136,11 +136,16 @@ pub use std_clocks::{MonotonicClock, SystemClock};
 #[cfg(feature = "std")]
 mod std_clocks {
     use super::Clock;
-    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+    /// Whole milliseconds in `d`, `u64::MAX` past it.
+    fn millis(d: Duration) -> u64 {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
 
     fn unix_ms_now() -> u64 {
         match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_secs() * 1000 + u64::from(d.subsec_millis()),
+            Ok(d) => millis(d),
             Err(_) => 0, // before 1970: outside every layout, reported by the generator
         }
     }
@@ -188,7 +193,8 @@ mod std_clocks {
             Self::anchored_at(unix_ms_now())
         }
         /// Anchors to the given Unix millisecond now (for example the last time persisted
-        /// by a previous run, if the system clock is known to be behind it).
+        /// by a previous run, if the system clock is known to be behind it). Readings stop
+        /// at `u64::MAX` instead of wrapping.
         pub fn anchored_at(unix_ms: u64) -> Self {
             MonotonicClock {
                 origin: Instant::now(),
@@ -206,11 +212,31 @@ mod std_clocks {
     impl Clock for MonotonicClock {
         #[inline]
         fn now_ms(&self) -> u64 {
-            let d = self.origin.elapsed();
-            self.origin_ms + d.as_secs() * 1000 + u64::from(d.subsec_millis())
+            // Saturating: an anchor near the end of time stays there, never wraps to 1970.
+            self.origin_ms.saturating_add(millis(self.origin.elapsed()))
         }
         fn relax(&self) {
             std::thread::yield_now();
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn milliseconds_past_u64_saturate() {
+            assert_eq!(millis(Duration::from_micros(2_999)), 2);
+            assert_eq!(millis(Duration::MAX), u64::MAX);
+        }
+
+        #[test]
+        fn an_anchor_near_the_end_of_time_stays_there_instead_of_wrapping() {
+            let clock = MonotonicClock::anchored_at(u64::MAX - 1);
+            // At least 2 ms pass: past u64::MAX if added unchecked.
+            std::thread::sleep(Duration::from_millis(2));
+            assert_eq!(clock.now_ms(), u64::MAX);
+            assert_eq!(clock.now_ms(), u64::MAX);
         }
     }
 }
@@ -221,21 +247,47 @@ pub use counter::CounterClock;
 #[cfg(feature = "atomic")]
 mod counter {
     use super::Clock;
-    use portable_atomic::{AtomicU64, Ordering::Relaxed};
+    use crate::atomic::{
+        AtomicU64,
+        Ordering::{AcqRel, Acquire, Relaxed},
+    };
+    use core::num::NonZeroU64;
 
     /// A clock over a free-running hardware counter of `bits` bits at `hz` counts per
     /// second, plus a boot epoch: the Unix millisecond at which the counter read zero.
     ///
-    /// The counter is extended to 64 bits across wrap-around: it must be read (through
-    /// [`now_ms`](Clock::now_ms) or [`ticks`](CounterClock::ticks)) at least once per half
-    /// wrap period (for a 24-bit SysTick at 12 MHz, every 0.69 s), for example from the
-    /// timer's own interrupt. Readings from interrupt handlers and the main loop may
-    /// interleave: a reading older than the last extension is placed before it, never
-    /// after.
-    ///
     /// The counter must read (near) zero when the clock is created, at `boot_ms`.
-    /// The read function returns the raw counter as an *up*-counter; wrap a down-counter
-    /// such as SysTick as `(1 << 24) - 1 - cvr`.
+    /// The read function returns the raw counter as an *up*-counter, one that goes back
+    /// only by wrapping around; wrap a down-counter such as SysTick as
+    /// `(1 << 24) - 1 - cvr`.
+    ///
+    /// # Extension across wrap-around
+    /// A reading ([`ticks`](CounterClock::ticks)) is the number of counts since boot, in
+    /// 64 bits. The clock keeps the newest extension (the highest reading completed so
+    /// far). A call takes it, *then* reads the counter, and places the raw value at the
+    /// first count at or after that extension with the same low `bits` bits.
+    ///
+    /// **The rule:** when the counter is read, the newest extension must be less than a
+    /// whole wrap period (2<sup>`bits`</sup> counts) behind it. Reading the clock
+    /// (through [`now_ms`](Clock::now_ms) or [`ticks`](CounterClock::ticks)) at least once
+    /// per half wrap period, by code that is not itself held up for another half period,
+    /// keeps it: for a 24-bit SysTick at 12 MHz, every 0.69 s, for example from the
+    /// timer's own interrupt; for a 1-bit counter, at every count.
+    ///
+    /// Under the rule every reading is the counter's true count at its raw read,
+    /// however calls from the main loop, interrupt handlers (nested at any depth) and
+    /// threads interleave:
+    /// - A reading older than the last extension is placed before it, never after. A
+    ///   call held up between its raw read and its extension (an interrupt handler or
+    ///   another thread ran meanwhile) returns its own, older count; or, when a newer
+    ///   extension landed before its own, it cannot tell its raw value from one a whole
+    ///   wrap later, so it reads the counter again and returns that reading, at or after
+    ///   the newer extension.
+    /// - A reading taken after an extension is never behind it.
+    ///
+    /// Even when the rule is broken, no reading is ahead of the counter's true count: a
+    /// raw read a whole wrap or more after the newest extension comes back whole wraps
+    /// behind.
     ///
     /// ```
     /// use core::sync::atomic::{AtomicU32, Ordering};
@@ -254,27 +306,51 @@ mod counter {
     pub struct CounterClock<F> {
         read: F,
         mask: u64,
-        hz: core::num::NonZeroU64,
+        hz: NonZeroU64,
         boot_ms: AtomicU64,
+        /// The newest extension: only ever raised.
         extended: AtomicU64,
     }
 
+    /// The mask of a counter of `bits` bits (0 and more than 64 are taken as 64).
+    const fn mask_of(bits: u32) -> u64 {
+        if bits == 0 || bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        }
+    }
+
+    /// `hz`, with 0 taken as 1.
+    const fn rate(hz: u64) -> NonZeroU64 {
+        match NonZeroU64::new(hz) {
+            Some(hz) => hz,
+            None => NonZeroU64::MIN,
+        }
+    }
+
     impl<F: Fn() -> u64> CounterClock<F> {
-        /// A clock over `read`, a counter of `bits` bits (1..=64, larger is taken as 64)
-        /// counting at `hz` (0 is taken as 1), zero at Unix millisecond `boot_ms`.
+        /// A clock over `read`, a counter of `bits` bits (1..=64; 0 and larger values are
+        /// taken as 64) counting at `hz` (0 is taken as 1), zero at Unix millisecond
+        /// `boot_ms`.
+        #[cfg(not(loom))]
         pub const fn new(read: F, bits: u32, hz: u64, boot_ms: u64) -> Self {
-            let mask = if bits == 0 || bits >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << bits) - 1
-            };
             CounterClock {
                 read,
-                mask,
-                hz: match core::num::NonZeroU64::new(hz) {
-                    Some(hz) => hz,
-                    None => core::num::NonZeroU64::MIN,
-                },
+                mask: mask_of(bits),
+                hz: rate(hz),
+                boot_ms: AtomicU64::new(boot_ms),
+                extended: AtomicU64::new(0),
+            }
+        }
+
+        /// Model-checking build: loom's atomics have no `const` constructor.
+        #[cfg(loom)]
+        pub fn new(read: F, bits: u32, hz: u64, boot_ms: u64) -> Self {
+            CounterClock {
+                read,
+                mask: mask_of(bits),
+                hz: rate(hz),
                 boot_ms: AtomicU64::new(boot_ms),
                 extended: AtomicU64::new(0),
             }
@@ -290,27 +366,28 @@ mod counter {
             self.boot_ms.load(Relaxed)
         }
 
-        /// Counts since boot, extended to 64 bits.
+        /// Counts since boot, extended to 64 bits (see [the rule](CounterClock#extension-across-wrap-around)).
         pub fn ticks(&self) -> u64 {
-            let raw = (self.read)() & self.mask;
-            let half = self.mask / 2;
-            let mut seen = self.extended.load(Relaxed);
+            if self.mask == u64::MAX {
+                return (self.read)(); // nothing to extend
+            }
+            // Taken before the raw read (Acquire: the read cannot move before it, and sees
+            // the counter at least as far as the call that made this extension saw it).
+            let mut newest = self.extended.load(Acquire);
             loop {
-                let delta = raw.wrapping_sub(seen) & self.mask;
-                if delta > half {
-                    // Read before the latest extension (an interrupt got in between):
-                    // place it just behind instead of a whole wrap ahead.
-                    let back = seen.wrapping_sub(raw) & self.mask;
-                    return seen.saturating_sub(back);
+                let raw = (self.read)() & self.mask;
+                // The first count at or after `newest` with these low bits: the raw read
+                // came after `newest` was made, and (by the rule) less than a wrap after.
+                let ticks = newest.saturating_add(raw.wrapping_sub(newest) & self.mask);
+                let before = self.extended.fetch_max(ticks, AcqRel);
+                if before <= ticks {
+                    return ticks;
                 }
-                let now = seen.wrapping_add(delta);
-                match self
-                    .extended
-                    .compare_exchange_weak(seen, now, Relaxed, Relaxed)
-                {
-                    Ok(_) => return now,
-                    Err(actual) => seen = actual,
-                }
+                // Another call extended past `ticks` since `newest` was taken: this raw
+                // value is either older than that extension or a whole wrap newer than
+                // `ticks` (this call was held up before its raw read). Read again, from
+                // the newer extension.
+                newest = before;
             }
         }
     }
@@ -338,7 +415,7 @@ mod counter {
             let raw = Cell::new(0u64);
             let clock = CounterClock::new(|| raw.get(), 8, 1000, 0);
             let mut expected = 0u64;
-            for step in [100u64, 100, 127, 3, 1, 90, 0, 127]
+            for step in [100u64, 100, 127, 3, 1, 90, 0, 128, 128]
                 .iter()
                 .cycle()
                 .take(200)
@@ -350,20 +427,23 @@ mod counter {
         }
 
         #[test]
-        fn an_older_reading_never_jumps_a_wrap_ahead() {
+        fn a_reading_a_wrap_late_comes_back_whole_wraps_behind_never_ahead() {
             let raw = Cell::new(100u64);
             let clock = CounterClock::new(|| raw.get(), 8, 1000, 0);
             assert_eq!(clock.ticks(), 100);
-            raw.set(200);
-            assert_eq!(clock.ticks(), 200);
-            raw.set(250);
-            assert_eq!(clock.ticks(), 250);
-            raw.set(4); // wrapped: 260
-            assert_eq!(clock.ticks(), 260);
-            raw.set(254); // a stale read from before the wrap
-            assert_eq!(clock.ticks(), 254);
-            raw.set(6);
-            assert_eq!(clock.ticks(), 262);
+            raw.set((100 + 300) & 0xff); // more than a wrap later: the rule is broken
+            assert_eq!(clock.ticks(), 400 - 256);
+            raw.set((400 + 100) & 0xff);
+            assert_eq!(clock.ticks(), 500 - 256);
+        }
+
+        #[test]
+        fn a_64_bit_counter_is_its_own_extension() {
+            let raw = Cell::new(u64::MAX - 3);
+            let clock = CounterClock::new(|| raw.get(), 64, 1000, 0);
+            assert_eq!(clock.ticks(), u64::MAX - 3);
+            raw.set(7); // reset by the firmware: read as it is
+            assert_eq!(clock.ticks(), 7);
         }
 
         #[test]

@@ -1,5 +1,8 @@
 //! Model check of the atomic generator's compare-and-swap step with loom: every
 //! interleaving of two threads taking IDs yields distinct IDs, increasing in each thread.
+//! And of `CounterClock`'s extension: a reader preempted anywhere (between its raw read of
+//! the counter and its extension above all) by threads that advance the counter and read
+//! the clock is never ahead of the counter and never behind an extension made before it.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p snowdrift --features atomic --release --test loom`
 //! (`cargo xtask test` does).
@@ -8,7 +11,7 @@
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use snowdrift::{AtomicGenerator, Clock, Error, Layout, Policy};
+use snowdrift::{AtomicGenerator, Clock, CounterClock, Error, Layout, Policy};
 
 const EPOCH: u64 = 1_700_000_000_000;
 
@@ -167,5 +170,92 @@ fn a_fence_set_by_one_thread_stops_the_others() {
         }
         // Every call that starts after the fence moved back honours it.
         assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    });
+}
+
+/// A 3-bit counter (a wrap every 8 counts) and the true count behind it, shared through a
+/// loom atomic, with a `CounterClock` over it.
+fn counter_clock() -> (Arc<AtomicU64>, Arc<CounterClock<impl Fn() -> u64>>) {
+    let count = Arc::new(AtomicU64::new(0));
+    let raw = count.clone();
+    let clock = CounterClock::new(move || raw.load(Ordering::Relaxed) & 0b111, 3, 1000, 0);
+    (count, Arc::new(clock))
+}
+
+/// Steps of at most half a wrap, each followed by a reading, like a timer interrupt.
+/// Each reading lies between the true count right after the step and the true count
+/// after the reading (the same count when no other thread advances the counter).
+fn advance_and_read(
+    count: &AtomicU64,
+    clock: &CounterClock<impl Fn() -> u64>,
+    steps: &[u64],
+) -> Vec<u64> {
+    let mut readings = Vec::new();
+    for &step in steps {
+        let before = count.fetch_add(step, Ordering::Relaxed) + step;
+        readings.push(read_since(before, count, clock));
+    }
+    assert!(
+        readings.windows(2).all(|w| w[1] >= w[0]),
+        "readings went back: {readings:?}"
+    );
+    readings
+}
+
+/// A reading, checked against the true count `before` it and the true count after it.
+fn read_since(before: u64, count: &AtomicU64, clock: &CounterClock<impl Fn() -> u64>) -> u64 {
+    let ticks = clock.ticks();
+    let after = count.load(Ordering::Relaxed);
+    assert!(
+        ticks <= after,
+        "reading {ticks} ahead of the counter's {after}"
+    );
+    assert!(
+        ticks >= before,
+        "reading {ticks} behind the counter's {before} before it"
+    );
+    ticks
+}
+
+#[test]
+fn a_counter_clock_reader_preempted_by_an_advancing_thread_stays_within_the_true_count() {
+    loom::model(|| {
+        let (count, clock) = counter_clock();
+        let handler = {
+            let (count, clock) = (count.clone(), clock.clone());
+            // 3 + 3 + 2: the counter wraps once; its readings are exact.
+            thread::spawn(move || advance_and_read(&count, &clock, &[3, 3, 2]))
+        };
+        let first = read_since(count.load(Ordering::Relaxed), &count, &clock);
+        let second = read_since(count.load(Ordering::Relaxed), &count, &clock);
+        assert!(
+            second >= first,
+            "the reader went back from {first} to {second}"
+        );
+        let handled = handler.join().unwrap();
+        assert_eq!(handled, [3, 6, 8]);
+        // After the handler's extensions: exact, so not behind any of them.
+        assert_eq!(clock.ticks(), 8);
+    });
+}
+
+#[test]
+fn a_counter_clock_reader_preempted_by_two_advancing_threads_stays_within_the_true_count() {
+    loom::model(|| {
+        let (count, clock) = counter_clock();
+        let handlers: Vec<_> = (0..2)
+            .map(|_| {
+                let (count, clock) = (count.clone(), clock.clone());
+                // 2 + 2 from each: the newest extension is at most 4 counts (half a wrap)
+                // behind the counter; the counter wraps once.
+                thread::spawn(move || advance_and_read(&count, &clock, &[2, 2]))
+            })
+            .collect();
+        read_since(count.load(Ordering::Relaxed), &count, &clock);
+        for handler in handlers {
+            handler.join().unwrap();
+        }
+        // After every extension: exact.
+        assert_eq!(clock.ticks(), 8);
     });
 }
