@@ -18,9 +18,13 @@ pub enum Step {
     /// The clock stops for more reads than any wait accepts (honoured once per run: each
     /// costs a few million reads).
     Freeze,
-    /// An interrupt handler takes IDs in the middle of this reading (atomic generator
-    /// only), then the reading is taken as `Same`.
-    Interrupt(Nested),
+    /// An interrupt handler takes IDs during this reading (atomic generator only): with
+    /// `stale`, after the clock was read, so the interrupted call goes on with a reading
+    /// older than the handler's; else before, and the reading is taken as `Same`.
+    Interrupt {
+        call: Nested,
+        stale: bool,
+    },
 }
 
 /// A call an interrupt handler makes.
@@ -131,7 +135,7 @@ impl<'a> ScriptClock<'a> {
                 }
                 now
             }
-            Step::Interrupt(call) => {
+            Step::Interrupt { call, stale } => {
                 if let Some(handler) = self.interrupt.get() {
                     if !self.in_interrupt.replace(true) {
                         if let Some(w) = self.windows.borrow_mut().last_mut() {
@@ -140,6 +144,10 @@ impl<'a> ScriptClock<'a> {
                         handler.fire(call);
                         self.in_interrupt.set(false);
                     }
+                }
+                if stale {
+                    // The handler's readings moved the clock on; this one was taken before.
+                    return now;
                 }
                 self.now.get()
             }
