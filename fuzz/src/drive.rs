@@ -234,21 +234,46 @@ fn drive<S: Subject>(
         clock.open();
         let outcome = perform(&mut gen, call, clock, checker);
         let w = clock.close();
-        if let Some(h) = handler {
-            for (nested, result, nw) in h.done.borrow_mut().drain(..) {
-                let what = format!("interrupt {nested:?}");
-                let try_call = !matches!(nested, Nested::Next);
-                let floor = checker.last;
-                match result {
-                    NestedResult::Id(Ok(id)) => checker.id(id, &nw, &what, floor),
-                    NestedResult::Batch(n, Ok(b)) => checker.batch(n, b, &nw, &what, floor),
-                    NestedResult::Id(Err(e)) | NestedResult::Batch(_, Err(e)) => {
-                        checker.error(e, try_call, &nw, &what)
-                    }
-                }
+        let nested = handler.map(|h| std::mem::take(&mut *h.done.borrow_mut()));
+        // Interrupts completed before the call's last step, so their IDs are below its
+        // IDs. A fill takes several steps: interrupts may come between them, so it is
+        // checked first, and the interrupts' IDs only against what came before the call.
+        if let Call::Fill(_) = call {
+            check_outcome(&gen, call, outcome, &w, checker, before);
+            check_nested(nested.unwrap_or_default(), checker, before);
+        } else {
+            let floor = checker.last;
+            check_nested(nested.unwrap_or_default(), checker, floor);
+            check_outcome(&gen, call, outcome, &w, checker, before);
+        }
+    }
+}
+
+/// The interrupts' results, in the order they completed, each above `floor` and the
+/// interrupts before it.
+fn check_nested(
+    done: Vec<(Nested, NestedResult, Window)>,
+    checker: &mut Checker,
+    floor: Option<u64>,
+) {
+    let mut floor = floor;
+    for (nested, result, nw) in done {
+        let what = format!("interrupt {nested:?}");
+        let try_call = !matches!(nested, Nested::Next);
+        match result {
+            NestedResult::Id(Ok(id)) => {
+                checker.id(id, &nw, &what, floor);
+                floor = Some(id);
+            }
+            NestedResult::Batch(n, Ok(b)) => {
+                let last = b.len().checked_sub(1).and_then(|i| b.get(i));
+                checker.batch(n, b, &nw, &what, floor);
+                floor = last.or(floor);
+            }
+            NestedResult::Id(Err(e)) | NestedResult::Batch(_, Err(e)) => {
+                checker.error(e, try_call, &nw, &what)
             }
         }
-        check_outcome(&gen, call, outcome, &w, checker, before);
     }
 }
 
