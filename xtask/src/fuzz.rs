@@ -4,7 +4,8 @@
 //! Each target starts from its committed seeds in `fuzz/corpus/<target>/` and grows a
 //! working corpus in `fuzz/target/corpus/<target>/` (kept between runs, not committed);
 //! `--merge` adds to the committed seeds only the inputs that reach new coverage. Crashing
-//! inputs land in `fuzz/artifacts/<target>/`.
+//! inputs land in `fuzz/artifacts/<target>/`; those of the findings are kept, shrunk, in
+//! `fuzz/regressions/<target>/`, replayed by `cargo xtask test fuzz`.
 
 use std::path::{Path, PathBuf};
 
@@ -82,6 +83,26 @@ pub fn setup() -> Result {
 
 pub fn fuzz_dir() -> PathBuf {
     root().join("fuzz")
+}
+
+/// Replays each input kept in `fuzz/regressions/<target>/` (one per finding, named after
+/// it) on its own; returns `<target>/<name>` of those that fail.
+pub fn replay(target: &str) -> Result<Vec<String>> {
+    let dir = fuzz_dir().join("regressions").join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    files.sort();
+    let mut failed = Vec::new();
+    for file in files {
+        if let Err(e) = fuzz_run(target, &file, &[]) {
+            eprintln!("{e}");
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            failed.push(format!("{target}/{name}"));
+        }
+    }
+    Ok(failed)
 }
 
 /// `cargo +nightly fuzz run TARGET CORPUS -- ARGS...` from the repository root.

@@ -79,14 +79,16 @@ fn lint_fuzz() -> Result {
 /// Seconds each fuzz target runs in the test suite: about a minute for all of them.
 const FUZZ_SECONDS: u64 = 8;
 
-/// Every fuzz target for a few seconds, from a copy of its committed corpus (so a test run
-/// never adds files to the repository). A crash fails the suite after all targets ran;
-/// the crashing input is in `fuzz/artifacts/<target>/`.
+/// Every fuzz target: first the kept inputs of earlier findings, then a few seconds of
+/// fuzzing from a copy of its committed corpus (so a test run never adds files to the
+/// repository). Failures are listed after all targets ran; a new crashing input is in
+/// `fuzz/artifacts/<target>/`.
 fn fuzz() -> Result {
     crate::fuzz::setup()?;
     let scratch = std::env::temp_dir().join(format!("snowdrift-fuzz-{}", std::process::id()));
     let mut failed = Vec::new();
     for target in crate::fuzz::TARGETS {
+        failed.extend(crate::fuzz::replay(target)?);
         let corpus = scratch.join(target);
         crate::fuzz::copy_dir(
             &crate::fuzz::fuzz_dir().join("corpus").join(target),
@@ -96,7 +98,7 @@ fn fuzz() -> Result {
         // A hang fails the target after 30 s instead of running on.
         if let Err(e) = crate::fuzz::fuzz_run(target, &corpus, &[&time, "-timeout=30"]) {
             eprintln!("{e}");
-            failed.push(*target);
+            failed.push(target.to_string());
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -104,7 +106,7 @@ fn fuzz() -> Result {
         Ok(())
     } else {
         Err(format!(
-            "fuzz targets failed: {} (inputs in fuzz/artifacts/)",
+            "failed: {} (new crashing inputs in fuzz/artifacts/)",
             failed.join(", ")
         ))
     }
