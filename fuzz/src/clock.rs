@@ -15,8 +15,8 @@ pub enum Step {
     BackFar(u16),
     Leap(u32),
     Plunge(u32),
-    /// The clock stops for more reads than any wait accepts (honoured once per run: each
-    /// costs a few million reads).
+    /// The clock stops for the next 20,000 reads (the core accepts 2^22 before it gives
+    /// up with `ClockStalled`: that many would make a run take seconds).
     Freeze,
     /// An interrupt handler takes IDs during this reading (atomic generator only): with
     /// `stale`, after the clock was read, so the interrupted call goes on with a reading
@@ -40,8 +40,8 @@ pub trait Interrupt {
     fn fire(&self, call: Nested);
 }
 
-/// Reads of a frozen clock: more than the core's limit of 2^22 reads without progress.
-const FREEZE_READS: u64 = 5_000_000;
+/// Reads a `Freeze` lasts.
+const FREEZE_READS: u64 = 20_000;
 
 /// What the clock saw during one call.
 #[derive(Debug, Default, Clone)]
@@ -67,7 +67,6 @@ pub struct ScriptClock<'a> {
     now: Cell<u64>,
     past_script: Cell<u64>,
     frozen: Cell<u64>,
-    froze_once: Cell<bool>,
     windows: RefCell<Vec<Window>>,
     interrupt: Cell<Option<&'a dyn Interrupt>>,
     in_interrupt: Cell<bool>,
@@ -81,7 +80,6 @@ impl<'a> ScriptClock<'a> {
             now: Cell::new(start),
             past_script: Cell::new(0),
             frozen: Cell::new(0),
-            froze_once: Cell::new(false),
             windows: RefCell::new(Vec::new()),
             interrupt: Cell::new(None),
             in_interrupt: Cell::new(false),
@@ -130,9 +128,7 @@ impl<'a> ScriptClock<'a> {
             Step::Leap(d) => now.saturating_add(u64::from(d)),
             Step::Plunge(d) => now.saturating_sub(u64::from(d)),
             Step::Freeze => {
-                if !self.froze_once.replace(true) {
-                    self.frozen.set(FREEZE_READS);
-                }
+                self.frozen.set(FREEZE_READS);
                 now
             }
             Step::Interrupt { call, stale } => {
