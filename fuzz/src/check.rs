@@ -393,7 +393,7 @@ impl Checker {
                     ctx()
                 );
                 let outside = w.readings.iter().any(|&m| self.tick_of(m).is_none());
-                let used_up = self.newest_tick == Some(l.max_tick());
+                let used_up = self.newest_tick.is_some_and(|t| t >= l.max_tick());
                 assert!(
                     outside || used_up,
                     "{}: every reading is in range and the time field is not used up",
