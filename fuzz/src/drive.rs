@@ -236,9 +236,10 @@ fn drive<S: Subject>(
         let w = clock.close();
         let nested = handler.map(|h| std::mem::take(&mut *h.done.borrow_mut()));
         // Interrupts completed before the call's last step, so their IDs are below its
-        // IDs. A fill takes several steps: interrupts may come between them, so it is
-        // checked first, and the interrupts' IDs only against what came before the call.
-        if let Call::Fill(_) = call {
+        // IDs. A fill that wrote IDs took several steps, and interrupts may have come
+        // between them: it is checked first, and the interrupts' IDs only against what
+        // came before the call.
+        if let Outcome::Fill(Ok(_), _) = outcome {
             check_outcome(&gen, call, outcome, &w, checker, before);
             check_nested(nested.unwrap_or_default(), checker, before);
         } else {
