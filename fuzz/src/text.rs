@@ -122,10 +122,10 @@ fn first_invalid(form: &Form, t: &str) -> Option<(usize, char)> {
     t.char_indices().find(|&(_, c)| form.digit(c).is_none())
 }
 
-/// The value of an all-valid text, saturating past `u128` (never reached: at most 20
-/// digits are valued).
+/// The value of an all-valid text, saturating past `u128` (only ever asked of texts that
+/// fit in 64 bits).
 fn value(form: &Form, t: &str) -> u128 {
-    t.chars().take(40).fold(0u128, |v, c| {
+    t.chars().fold(0u128, |v, c| {
         v.saturating_mul(form.radix)
             .saturating_add(form.digit(c).unwrap_or(0))
     })
