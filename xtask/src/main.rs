@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod firmware;
+mod fuzz;
 mod npm;
 mod test;
 mod util;
@@ -17,6 +18,8 @@ commands:
   bench     run the benchmarks against peer crates and print the tables
   firmware  build the firmware, boot it twice under QEMU (Cortex-M3, Cortex-M0, RISC-V),
             print the records; `firmware --size`: flash and RAM the core adds
+  fuzz      fuzz the core with cargo fuzz (libFuzzer): `fuzz [TARGET] [--seconds N] [--merge]`,
+            60 s per target by default; installs nightly and cargo-fuzz when missing
   npm       build the npm package into wasm/pkg/
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
@@ -27,6 +30,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(),
         Some("firmware") => firmware::run(&args[1..]),
+        Some("fuzz") => fuzz::run_command(&args[1..]),
         Some("npm") => npm::build(),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {

@@ -23,6 +23,7 @@ pub fn run(args: &[String]) -> Result {
         ("vectors", vectors),
         ("loom", loom),
         ("stress", stress),
+        ("fuzz", fuzz),
         ("no_std", no_std),
         ("firmware", firmware),
         ("npm", crate::npm::test),
@@ -53,7 +54,62 @@ fn lint() -> Result {
         "--",
         "-D",
         "warnings",
+    ])?;
+    lint_fuzz()
+}
+
+/// The fuzz crate is outside the workspace: formatted and linted on its own.
+fn lint_fuzz() -> Result {
+    let manifest = crate::fuzz::fuzz_dir().join("Cargo.toml");
+    let manifest = manifest
+        .to_str()
+        .ok_or("the fuzz manifest path is not UTF-8")?;
+    cargo(&["fmt", "--check", "--manifest-path", manifest])?;
+    cargo(&[
+        "clippy",
+        "--manifest-path",
+        manifest,
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
     ])
+}
+
+/// Seconds each fuzz target runs in the test suite: about a minute for all of them.
+const FUZZ_SECONDS: u64 = 8;
+
+/// Every fuzz target: first the kept inputs of earlier findings, then a few seconds of
+/// fuzzing from a copy of its committed corpus (so a test run never adds files to the
+/// repository). Failures are listed after all targets ran; a new crashing input is in
+/// `fuzz/artifacts/<target>/`.
+fn fuzz() -> Result {
+    crate::fuzz::setup()?;
+    let scratch = std::env::temp_dir().join(format!("snowdrift-fuzz-{}", std::process::id()));
+    let mut failed = Vec::new();
+    for target in crate::fuzz::TARGETS {
+        failed.extend(crate::fuzz::replay(target)?);
+        let corpus = scratch.join(target);
+        crate::fuzz::copy_dir(
+            &crate::fuzz::fuzz_dir().join("corpus").join(target),
+            &corpus,
+        )?;
+        let time = format!("-max_total_time={FUZZ_SECONDS}");
+        // A hang fails the target after 30 s instead of running on.
+        if let Err(e) = crate::fuzz::fuzz_run(target, &corpus, &[&time, "-timeout=30"]) {
+            eprintln!("{e}");
+            failed.push(target.to_string());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "failed: {} (new crashing inputs in fuzz/artifacts/)",
+            failed.join(", ")
+        ))
+    }
 }
 
 fn core_tests() -> Result {

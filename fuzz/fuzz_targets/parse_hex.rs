@@ -1,0 +1,7 @@
+//! `text::parse_hex` against an independent model, and `to_hex` round trips.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use snowdrift_fuzz::text::{fuzz_form, HEX};
+
+fuzz_target!(|data: &[u8]| fuzz_form(&HEX, data));

@@ -1,0 +1,400 @@
+//! Runs a scripted sequence of calls on a generator and checks each outcome.
+
+use std::cell::RefCell;
+
+use snowdrift::{AtomicGenerator, Batch, Clock, Error, Field, Generator, Layout, Policy};
+
+use crate::check::Checker;
+use crate::clock::{Interrupt, Nested, ScriptClock, Window};
+use crate::input::{Call, IdPick, Input, MsPick, NodePick, PolicyPick};
+
+/// Calls per run, and IDs per run past which the remaining calls are skipped: enough to
+/// use up ticks and rings, small enough for thousands of runs a second.
+const MAX_CALLS: usize = 256;
+const MAX_IDS: u64 = 200_000;
+
+/// What the driver needs from a generator.
+pub trait Subject {
+    fn next(&mut self) -> Result<u64, Error>;
+    fn try_next(&mut self) -> Result<u64, Error>;
+    fn next_batch(&mut self, n: u32) -> Result<Batch, Error>;
+    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error>;
+    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error>;
+    fn resume_after(&mut self, id: u64) -> Result<(), Error>;
+    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error>;
+    /// `None` where the generator has no `switch_node` (the atomic one: a new generator is
+    /// built instead, and a node of its own keeps its IDs apart by construction).
+    fn switch_node(&mut self, node: u64) -> Option<Result<(), Error>>;
+    fn node(&self) -> u64;
+}
+
+impl<C: Clock, const H: usize> Subject for Generator<C, H> {
+    fn next(&mut self) -> Result<u64, Error> {
+        Generator::next(self)
+    }
+    fn try_next(&mut self) -> Result<u64, Error> {
+        Generator::try_next(self)
+    }
+    fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        Generator::next_batch(self, n)
+    }
+    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        Generator::try_next_batch(self, n)
+    }
+    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
+        Generator::fill(self, out)
+    }
+    fn resume_after(&mut self, id: u64) -> Result<(), Error> {
+        Generator::resume_after(self, id)
+    }
+    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
+        Generator::resume_after_ms(self, ms)
+    }
+    fn switch_node(&mut self, node: u64) -> Option<Result<(), Error>> {
+        Some(Generator::switch_node(self, node))
+    }
+    fn node(&self) -> u64 {
+        Generator::node(self)
+    }
+}
+
+impl<C: Clock> Subject for &AtomicGenerator<C> {
+    fn next(&mut self) -> Result<u64, Error> {
+        AtomicGenerator::next(self)
+    }
+    fn try_next(&mut self) -> Result<u64, Error> {
+        AtomicGenerator::try_next(self)
+    }
+    fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        AtomicGenerator::next_batch(self, n)
+    }
+    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+        AtomicGenerator::try_next_batch(self, n)
+    }
+    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
+        AtomicGenerator::fill(self, out)
+    }
+    fn resume_after(&mut self, id: u64) -> Result<(), Error> {
+        AtomicGenerator::resume_after(self, id)
+    }
+    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
+        AtomicGenerator::resume_after_ms(self, ms)
+    }
+    fn switch_node(&mut self, _node: u64) -> Option<Result<(), Error>> {
+        None
+    }
+    fn node(&self) -> u64 {
+        AtomicGenerator::node(self)
+    }
+}
+
+/// A constructor's result: a node that does not fit must be refused, naming it.
+fn made<G>(result: Result<G, Error>, layout: &Layout, node: u64) -> Option<G> {
+    let max = layout.max_node();
+    match result {
+        Ok(g) => {
+            assert!(node <= max, "node {node} accepted (max {max})");
+            Some(g)
+        }
+        Err(Error::Range(r)) => {
+            assert!(
+                node > max && r.field == Field::Node && r.value == node && r.max == max,
+                "node {node} refused with {r:?}"
+            );
+            None
+        }
+        Err(e) => panic!("constructor for node {node}: {e:?}"),
+    }
+}
+
+/// The `Generator` target: every policy, History with rings of 1, 2 and 8 ticks.
+pub fn generator(input: Input) {
+    let layout = input.layout.layout();
+    let node = input.node.node(&layout);
+    let clock = ScriptClock::new(input.start.ms(&layout), input.script);
+    let policy = input.policy.policy();
+    let mut checker = Checker::new(layout, policy, node);
+    let calls = &input.calls;
+    match input.policy {
+        PolicyPick::History(ring) => {
+            assert!(
+                matches!(
+                    Generator::new(&clock, layout, node, Policy::History),
+                    Err(Error::Unsupported { .. })
+                ),
+                "Generator::new accepted the history policy without a ring"
+            );
+            match ring % 3 {
+                0 => {
+                    let g = Generator::<_, 1>::with_history(&clock, layout, node);
+                    if let Some(g) = made(g, &layout, node) {
+                        drive(g, &clock, &mut checker, calls, None);
+                    }
+                }
+                1 => {
+                    let g = Generator::<_, 2>::with_history(&clock, layout, node);
+                    if let Some(g) = made(g, &layout, node) {
+                        drive(g, &clock, &mut checker, calls, None);
+                    }
+                }
+                _ => {
+                    let g = Generator::<_, 8>::with_history(&clock, layout, node);
+                    if let Some(g) = made(g, &layout, node) {
+                        drive(g, &clock, &mut checker, calls, None);
+                    }
+                }
+            }
+        }
+        _ => {
+            let g = Generator::new(&clock, layout, node, policy);
+            if let Some(g) = made(g, &layout, node) {
+                drive(g, &clock, &mut checker, calls, None);
+            }
+        }
+    }
+}
+
+/// The `AtomicGenerator` target: every policy but History (refused), with interrupt
+/// handlers that take IDs in the middle of a clock reading.
+pub fn atomic(input: Input) {
+    let layout = input.layout.layout();
+    let node = input.node.node(&layout);
+    let clock = ScriptClock::new(input.start.ms(&layout), input.script);
+    let policy = input.policy.policy();
+    if policy == Policy::History {
+        assert!(
+            matches!(
+                AtomicGenerator::new(&clock, layout, node, policy),
+                Err(Error::Unsupported { .. })
+            ),
+            "AtomicGenerator accepted the history policy"
+        );
+        return;
+    }
+    let Some(gen) = made(
+        AtomicGenerator::new(&clock, layout, node, policy),
+        &layout,
+        node,
+    ) else {
+        return;
+    };
+    let handler = Handler {
+        gen: &gen,
+        clock: &clock,
+        done: RefCell::new(Vec::new()),
+    };
+    clock.set_interrupt(&handler);
+    let mut checker = Checker::new(layout, policy, node);
+    drive(&gen, &clock, &mut checker, &input.calls, Some(&handler));
+}
+
+/// What a nested call returned.
+enum NestedResult {
+    Id(Result<u64, Error>),
+    Batch(u32, Result<Batch, Error>),
+}
+
+/// An interrupt handler sharing the atomic generator with the code it interrupts.
+struct Handler<'a> {
+    gen: &'a AtomicGenerator<&'a ScriptClock<'a>>,
+    clock: &'a ScriptClock<'a>,
+    done: RefCell<Vec<(Nested, NestedResult, Window)>>,
+}
+
+impl Interrupt for Handler<'_> {
+    fn fire(&self, call: Nested) {
+        self.clock.open();
+        let result = match call {
+            Nested::TryNext => NestedResult::Id(self.gen.try_next()),
+            Nested::Next => NestedResult::Id(self.gen.next()),
+            Nested::TryBatch(n) => {
+                let n = u32::from(n);
+                NestedResult::Batch(n, self.gen.try_next_batch(n))
+            }
+        };
+        let window = self.clock.close();
+        self.done.borrow_mut().push((call, result, window));
+    }
+}
+
+/// Runs the calls, checking each outcome (and those of interrupts nested in it, which
+/// completed before it).
+fn drive<S: Subject>(
+    mut gen: S,
+    clock: &ScriptClock,
+    checker: &mut Checker,
+    calls: &[Call],
+    handler: Option<&Handler>,
+) {
+    for &call in calls.iter().take(MAX_CALLS) {
+        if checker.total > MAX_IDS {
+            break;
+        }
+        let before = checker.last;
+        clock.open();
+        let outcome = perform(&mut gen, call, clock, checker);
+        let w = clock.close();
+        let nested = handler.map(|h| std::mem::take(&mut *h.done.borrow_mut()));
+        // Interrupts completed before the call's last step, so their IDs are below its
+        // IDs. A fill that wrote IDs took several steps, and interrupts may have come
+        // between them: it is checked first, and the interrupts' IDs only against what
+        // came before the call.
+        if let Outcome::Fill(Ok(_), _) = outcome {
+            check_outcome(&gen, call, outcome, &w, checker, before);
+            check_nested(nested.unwrap_or_default(), checker, before);
+        } else {
+            let floor = checker.last;
+            check_nested(nested.unwrap_or_default(), checker, floor);
+            check_outcome(&gen, call, outcome, &w, checker, before);
+        }
+    }
+}
+
+/// The interrupts' results, in the order they completed, each above `floor` and the
+/// interrupts before it.
+fn check_nested(
+    done: Vec<(Nested, NestedResult, Window)>,
+    checker: &mut Checker,
+    floor: Option<u64>,
+) {
+    let mut floor = floor;
+    for (nested, result, nw) in done {
+        let what = format!("interrupt {nested:?}");
+        let try_call = !matches!(nested, Nested::Next);
+        match result {
+            NestedResult::Id(Ok(id)) => {
+                checker.id(id, &nw, &what, floor);
+                floor = Some(id);
+            }
+            NestedResult::Batch(n, Ok(b)) => {
+                let last = b.len().checked_sub(1).and_then(|i| b.get(i));
+                checker.batch(n, b, &nw, &what, floor);
+                floor = last.or(floor);
+            }
+            NestedResult::Id(Err(e)) | NestedResult::Batch(_, Err(e)) => {
+                checker.error(e, try_call, &nw, &what)
+            }
+        }
+    }
+}
+
+/// A call's result.
+enum Outcome {
+    Id(Result<u64, Error>),
+    Batch(u32, Result<Batch, Error>),
+    Fill(Result<usize, Error>, Vec<u64>),
+    Resume(u64, Result<(), Error>),
+    ResumeMs(u64, Result<(), Error>),
+    Switch(u64, Option<Result<(), Error>>),
+    Skipped,
+}
+
+fn perform<S: Subject>(gen: &mut S, call: Call, clock: &ScriptClock, c: &Checker) -> Outcome {
+    match call {
+        Call::Next => Outcome::Id(gen.next()),
+        Call::TryNext => Outcome::Id(gen.try_next()),
+        Call::Batch(n) => Outcome::Batch(n, gen.next_batch(n)),
+        Call::TryBatch(n) => Outcome::Batch(n, gen.try_next_batch(n)),
+        Call::Fill(n) => {
+            let mut out = vec![0u64; usize::from(n) % 4097];
+            let r = gen.fill(&mut out);
+            Outcome::Fill(r, out)
+        }
+        Call::ResumeAfter(pick) => {
+            let id = match pick {
+                IdPick::Raw(id) => id,
+                IdPick::NearNewest(d) => c.last.unwrap_or(0).saturating_add_signed(i64::from(d)),
+                IdPick::NearClock {
+                    ticks,
+                    node,
+                    sequence,
+                } => {
+                    let l = &c.layout;
+                    let now = c.tick_of(clock.peek()).unwrap_or(0);
+                    let tick = now
+                        .saturating_add_signed(i64::from(ticks))
+                        .min(l.max_tick());
+                    let node = node % (u128::from(l.max_node()) + 1) as u64;
+                    let seq = u64::from(sequence) & l.max_sequence();
+                    let parts = snowdrift::Parts {
+                        time_ms: l.tick_start_ms(tick),
+                        node,
+                        sequence: seq,
+                    };
+                    l.compose(parts).unwrap_or(0)
+                }
+            };
+            Outcome::Resume(id, gen.resume_after(id))
+        }
+        Call::ResumeAfterMs(pick) => {
+            let ms = match pick {
+                MsPick::Raw(ms) => ms,
+                MsPick::NearClock(d) => clock.peek().saturating_add_signed(i64::from(d)),
+            };
+            Outcome::ResumeMs(ms, gen.resume_after_ms(ms))
+        }
+        Call::SwitchNode(pick) => {
+            let max = c.layout.max_node();
+            let node = match pick {
+                NodePick::Same => c.node,
+                NodePick::Fresh(from) => {
+                    let span = u128::from(max) + 1;
+                    let fresh = (0..=c.used_nodes.len() as u128)
+                        .map(|i| ((u128::from(from) + i) % span) as u64)
+                        .find(|n| !c.used_nodes.contains(n));
+                    match fresh {
+                        Some(n) => n,
+                        None => return Outcome::Skipped,
+                    }
+                }
+                // A node used before (other than the current one) may not be taken again:
+                // that is the caller's promise, not the generator's.
+                NodePick::Any(n) if n <= max && n != c.node && c.used_nodes.contains(&n) => {
+                    return Outcome::Skipped
+                }
+                NodePick::Any(n) => n,
+            };
+            Outcome::Switch(node, gen.switch_node(node))
+        }
+    }
+}
+
+fn check_outcome<S: Subject>(
+    gen: &S,
+    call: Call,
+    outcome: Outcome,
+    w: &Window,
+    c: &mut Checker,
+    before: Option<u64>,
+) {
+    let try_call = matches!(call, Call::TryNext | Call::TryBatch(_));
+    let what = format!("{call:?}");
+    if try_call {
+        // A try call reads the clock once, and once more to confirm a step back (again
+        // after each interrupt that raced it): it never waits.
+        assert!(
+            w.own_reads <= 2 + 2 * w.interrupts,
+            "{what}: a try call read the clock {} times ({} interrupts)",
+            w.own_reads,
+            w.interrupts
+        );
+    }
+    let floor = c.last;
+    match outcome {
+        Outcome::Id(Ok(id)) => c.id(id, w, &what, floor),
+        Outcome::Batch(n, Ok(b)) => c.batch(n, b, w, &what, floor),
+        Outcome::Id(Err(e)) | Outcome::Batch(_, Err(e)) => {
+            if let (Call::Batch(0) | Call::TryBatch(0), e) = (call, e) {
+                panic!("{what}: an empty batch failed: {e:?}");
+            }
+            c.error(e, try_call, w, &what)
+        }
+        // Interrupts during a fill may take IDs between its batches: its IDs are above
+        // everything before the call, and increase among themselves.
+        Outcome::Fill(r, out) => c.fill(out.len(), r, &out, w, before),
+        Outcome::Resume(id, r) => c.resume_after(id, r),
+        Outcome::ResumeMs(ms, r) => c.resume_after_ms(ms, r),
+        Outcome::Switch(node, Some(r)) => c.switch_node(node, r, gen.node()),
+        Outcome::Switch(_, None) | Outcome::Skipped => {}
+    }
+}
