@@ -6,6 +6,7 @@ mod firmware;
 mod npm;
 mod test;
 mod util;
+mod www;
 
 use std::process::ExitCode;
 
@@ -18,6 +19,8 @@ commands:
   firmware  build the firmware, boot it twice under QEMU (Cortex-M3, Cortex-M0, RISC-V),
             print the records; `firmware --size`: flash and RAM the core adds
   npm       build the npm package into wasm/pkg/
+  www       build the web page (make IDs offline, decode any ID) into www/dist/
+  serve     build the web page and serve www/dist on 127.0.0.1 (`serve --port N`; default 8000)
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
 fn main() -> ExitCode {
@@ -28,6 +31,8 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(),
         Some("firmware") => firmware::run(&args[1..]),
         Some("npm") => npm::build(),
+        Some("www") => www::build(),
+        Some("serve") => www::serve(&args[1..]),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");
