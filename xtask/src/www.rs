@@ -1,5 +1,5 @@
 //! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build;
-//! `cargo xtask serve`: serves it on 127.0.0.1.
+//! `cargo xtask serve`: serves it on 127.0.0.1; the `www` test suite.
 //!
 //! The page's module (`www/src/app.js`) imports `snowdrift/browser`; esbuild bundles it
 //! with the package from `wasm/pkg/` (resolved through its `exports`, `browser`
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::npm::{js_dir, path_str, pkg_dir};
-use crate::util::{root, run_in, Result};
+use crate::util::{ensure_apt, root, run_in, Result};
 
 /// The files of the built page, served from `www/dist/`.
 const FILES: &[&str] = &[
@@ -135,6 +135,19 @@ pub fn serve(args: &[String]) -> Result {
         "node",
         &[path_str(&server)?, path_str(&dist_dir())?, "--port", &port],
         &[],
+    )
+}
+
+/// The `www` test suite: the page and `snowdrift/browser` in headless Chromium
+/// (tests/www/*.test.mjs), against a fresh build.
+pub fn test() -> Result {
+    ensure_apt(&[("chromium", "chromium")])?;
+    build()?;
+    run_in(
+        &root().join("tests/www"),
+        "node",
+        &["--test", "--test-concurrency=1", "--test-timeout=600000"],
+        &[("CHROMIUM", "/usr/bin/chromium")],
     )
 }
 
