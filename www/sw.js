@@ -17,8 +17,10 @@ self.addEventListener("activate", (event) => {
 });
 
 // Cache first: the files of one build never change; a new build comes with a new worker.
+// Every navigation gets the page ("./"): it is the only one.
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   if (request.method !== "GET" || new URL(request.url).origin !== location.origin) return;
-  event.respondWith(caches.open(CACHE).then((c) => c.match(request, { ignoreSearch: true })).then((hit) => hit ?? fetch(request)));
+  const key = request.mode === "navigate" ? "./" : request;
+  event.respondWith(caches.open(CACHE).then((c) => c.match(key, { ignoreSearch: true })).then((hit) => hit ?? fetch(request)));
 });

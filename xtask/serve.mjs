@@ -1,6 +1,6 @@
 // A small static file server for the web page (www/dist) and its tests: 127.0.0.1 only,
-// GET and HEAD, gzip when the client accepts it (as static hosts do), no caching by the
-// HTTP cache (the page's service worker does the caching).
+// GET and HEAD, gzip when the client accepts it, an ETag per file so that a revalidation
+// (`no-cache`) costs a 304 and no body, as static hosts do. It counts what it sends.
 //
 //   node xtask/serve.mjs DIR [--port N]   (what `cargo xtask serve` runs; port 0 = any free)
 //
@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, resolve, sep } from "node:path";
 import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 
 const TYPES = {
@@ -37,8 +38,12 @@ async function locate(mounts, path) {
   return null;
 }
 
-/** Starts serving; resolves to { server, url } once listening on 127.0.0.1. */
+/**
+ * Starts serving; resolves to { server, url, sent } once listening on 127.0.0.1. `sent`
+ * counts responses and the bytes of their headers and bodies as sent (after gzip).
+ */
 export async function serve(mountMap, port = 0) {
+  const sent = { responses: 0, bytes: 0 };
   // Longest prefix first, so "/pkg/" wins over "/".
   const mounts = Object.entries(mountMap).sort((a, b) => b[0].length - a[0].length);
   const server = createServer(async (req, res) => {
@@ -54,7 +59,12 @@ export async function serve(mountMap, port = 0) {
       }
       let body = await readFile(file);
       const type = TYPES[extname(file)] ?? "application/octet-stream";
-      const headers = { "content-type": type, "cache-control": "no-cache" };
+      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+      const headers = { "content-type": type, "cache-control": "no-cache", etag };
+      if (req.headers["if-none-match"] === etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
       if (type !== "image/png" && /\bgzip\b/.test(req.headers["accept-encoding"] ?? "")) {
         body = gzipSync(body, { level: 9 });
         headers["content-encoding"] = "gzip";
@@ -66,11 +76,20 @@ export async function serve(mountMap, port = 0) {
       res.writeHead(500, { "content-type": "text/plain" }).end(`${e}\n`);
     }
   });
+  // Bytes as written to the sockets: status lines, headers and bodies.
+  server.on("connection", (socket) => {
+    const write = socket.write;
+    socket.write = function (chunk, ...rest) {
+      sent.bytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+      return write.call(this, chunk, ...rest);
+    };
+  });
+  server.on("request", (req, res) => res.on("finish", () => sent.responses++));
   await new Promise((ok, fail) => {
     server.once("error", fail);
     server.listen(port, "127.0.0.1", ok);
   });
-  return { server, url: `http://127.0.0.1:${server.address().port}/` };
+  return { server, url: `http://127.0.0.1:${server.address().port}/`, sent };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -14,14 +14,14 @@ export const DIST = path("../../www/dist/");
 export const SCREENSHOTS = path("../../target/www-screenshots/");
 mkdirSync(SCREENSHOTS, { recursive: true });
 
-/** Starts the server; returns { url, stop }. */
+/** Starts the server; returns { url, stop, sent } (sent: responses and bytes so far). */
 export async function startServer() {
-  const { server, url } = await serve({ "/": DIST, "/pkg/": path("../../wasm/pkg/"), "/plain/": path("plain/") });
+  const { server, url, sent } = await serve({ "/": DIST, "/pkg/": path("../../wasm/pkg/"), "/plain/": path("plain/") });
   const stop = () => new Promise((ok) => {
     server.closeAllConnections();
     server.close(ok);
   });
-  return { url, stop };
+  return { url, stop, sent };
 }
 
 export function launch() {

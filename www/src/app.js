@@ -291,7 +291,8 @@ function bitFigure(id, facts, parts) {
       const label = el("span", { class: `label f-${s.name}`, style: `grid-column: span ${width}` }, text);
       labels.append(label);
     }
-    return [cells, labels];
+    const index = el("div", { class: "bitidx" }, el("span", {}, `bit ${top}`), el("span", {}, `bit ${top - 31}`));
+    return [index, cells, labels];
   });
   const caption = `Bits 63 to 0: ${spans.map((s) => `${s.name} ${s.bits} ${s.bits === 1 ? "bit" : "bits"}${s.value === undefined ? "" : ` = ${s.value}`}`).join(", ")}.`;
   return el("figure", { class: "figure" }, el("div", { "aria-hidden": "true", class: "bitrows" }, ...rows.flat()), el("figcaption", {}, caption));

@@ -70,21 +70,33 @@ pub fn build() -> Result {
         &dist.join("snowdrift.wasm"),
     )?;
 
-    // The service worker: the files to keep (the page itself as "./" too) and a cache
-    // name from their contents.
+    // The service worker: the files to keep (the page as "./", the URL it is opened at)
+    // and a cache name from their contents.
     let mut hash = Fnv::new();
     for file in FILES.iter().filter(|f| **f != "sw.js") {
         hash.write(&read(&dist.join(file))?);
     }
-    let list: Vec<String> = std::iter::once("./")
-        .chain(FILES.iter().copied().filter(|f| *f != "sw.js"))
-        .map(|f| format!("\"{f}\""))
+    let list: Vec<String> = FILES
+        .iter()
+        .filter(|f| **f != "sw.js")
+        .map(|f| match *f {
+            "index.html" => "\"./\"".to_string(),
+            f => format!("\"{f}\""),
+        })
         .collect();
     let sw = String::from_utf8(read(&www.join("sw.js"))?).map_err(|e| e.to_string())?;
     let sw = sw
         .replace("__BUILD__", &format!("{:016x}", hash.0))
         .replace("__FILES__", &format!("[{}]", list.join(", ")));
-    fs::write(dist.join("sw.js"), sw).map_err(|e| format!("cannot write sw.js: {e}"))?;
+    let sw_path = dist.join("sw.js");
+    fs::write(&sw_path, sw).map_err(|e| format!("cannot write sw.js: {e}"))?;
+    let sw = path_str(&sw_path)?;
+    let minify = [sw, "--minify", "--log-level=warning", "--allow-overwrite"].map(String::from);
+    run_esbuild(
+        &esbuild,
+        &[&minify[..], &[format!("--outfile={sw}")]].concat(),
+        &[],
+    )?;
     print_sizes(&dist)
 }
 
