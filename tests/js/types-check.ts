@@ -2,6 +2,8 @@
 // `exports` "types" condition and describe the API as documented.
 import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt } from "snowdrift";
 import type { Parts, SnowdriftOptions } from "snowdrift";
+import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
+import type { BrowserSnowdrift, OpenOptions } from "snowdrift/browser";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -29,6 +31,21 @@ const range: [bigint, bigint] = [minIdAt(ms), maxIdAt(ms, "discord")];
 const oid: ObjectId = ObjectId.generate();
 const seconds: number = ObjectId.parse(oid.toString()).timestamp;
 
+// snowdrift/browser: the same API plus a persistent generator.
+const browserOptions: OpenOptions = { name: "notes", layout: BROWSER_LAYOUT, node: async () => 3, reserveMs: 5000 };
+async function persistent(): Promise<[bigint, number, string]> {
+  const g: BrowserSnowdrift = await openSnowdrift(browserOptions);
+  const next: bigint = g.next();
+  const where: "indexeddb" | "localstorage" = g.storage;
+  await g.ready;
+  await g.close();
+  return [next, g.node, where];
+}
+const odds: number = collisionOdds(100, "instagram");
+const fromBrowser: Parts = decodeBrowser(id);
+
+// @ts-expect-error a node id is a number or a function giving one, not a string
+openSnowdrift({ node: "3" });
 // @ts-expect-error IDs are bigints, never numbers
 decode(5);
 // @ts-expect-error unknown layouts are not layouts
@@ -38,4 +55,4 @@ const wrong: number = gen.next();
 // @ts-expect-error the policy names are fixed
 new Snowdrift({ onClockBackwards: "retry" });
 
-export { batch, maybe, date, dc, custom, again, range, seconds, wrong };
+export { batch, maybe, date, dc, custom, again, range, seconds, wrong, persistent, odds, fromBrowser };

@@ -131,6 +131,11 @@ pub fn run() -> Result {
         secs * 1e3,
         1.0 / secs
     );
+    println!(
+        "\nIn a browser: `cargo xtask serve` builds the web page (`cargo xtask www`: www/dist/) and serves it\n\
+         on http://127.0.0.1:8000/: make IDs offline (they survive reloads, tabs and a clock set back),\n\
+         decode any ID and see its 64 bits."
+    );
     Ok(())
 }
 

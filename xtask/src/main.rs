@@ -7,6 +7,7 @@ mod fuzz;
 mod npm;
 mod test;
 mod util;
+mod www;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,8 @@ commands:
   fuzz      fuzz the core with cargo fuzz (libFuzzer): `fuzz [TARGET] [--seconds N] [--merge]`,
             60 s per target by default; installs nightly and cargo-fuzz when missing
   npm       build the npm package into wasm/pkg/
+  www       build the web page (make IDs offline, decode any ID) into www/dist/
+  serve     build the web page and serve www/dist on 127.0.0.1 (`serve --port N`; default 8000)
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
 fn main() -> ExitCode {
@@ -32,6 +35,8 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run(&args[1..]),
         Some("fuzz") => fuzz::run_command(&args[1..]),
         Some("npm") => npm::build(),
+        Some("www") => www::build(),
+        Some("serve") => www::serve(&args[1..]),
         Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
         _ => {
             eprintln!("{USAGE}");

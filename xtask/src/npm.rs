@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{self, cargo, ensure_apt, ensure_targets, root, run_in, Result};
 
-fn js_dir() -> PathBuf {
+pub fn js_dir() -> PathBuf {
     root().join("tests/js")
 }
 
-fn pkg_dir() -> PathBuf {
+pub fn pkg_dir() -> PathBuf {
     root().join("wasm/pkg")
 }
 
@@ -97,13 +97,18 @@ pub fn build() -> Result {
     // The API module, minified (it is most of the JS a page downloads), once as an ES
     // module and once as CommonJS, so that require("snowdrift") needs no require(esm).
     let esbuild = js_dir().join("node_modules/.bin/esbuild");
-    let api = root().join("wasm/js/api.mjs");
-    for (format, file) in [("esm", "api.mjs"), ("cjs", "api.cjs")] {
+    // `snowdrift/browser` (offline.js) likewise, as an ES module only.
+    for (source, format, file) in [
+        ("api.mjs", "esm", "api.mjs"),
+        ("api.mjs", "cjs", "api.cjs"),
+        ("offline.js", "esm", "offline.js"),
+    ] {
+        let src = root().join("wasm/js").join(source);
         let out = format!("--outfile={}", path_str(&pkg.join(file))?);
         util::run(
             path_str(&esbuild)?,
             &[
-                path_str(&api)?,
+                path_str(&src)?,
                 "--minify",
                 "--target=es2022",
                 "--log-level=warning",
@@ -138,7 +143,7 @@ pub fn bench() -> Result {
     run_in(&js_dir(), "node", &["bench.mjs"], &[])
 }
 
-fn path_str(p: &Path) -> Result<&str> {
+pub fn path_str(p: &Path) -> Result<&str> {
     p.to_str()
         .ok_or_else(|| format!("path is not UTF-8: {}", p.display()))
 }

@@ -27,6 +27,7 @@ pub fn run(args: &[String]) -> Result {
         ("no_std", no_std),
         ("firmware", firmware),
         ("npm", crate::npm::test),
+        ("www", crate::www::test),
     ];
     for (name, suite) in suites {
         if only.is_some_and(|o| o != *name) && *name != "setup" {

@@ -1,0 +1,81 @@
+// Shared by the www suites: a static server on 127.0.0.1 for the built page (www/dist, at
+// /), the npm package as built (wasm/pkg, at /pkg/) and the plain test page (at /plain/),
+// and headless Chromium through playwright-core (installed in tests/js/node_modules).
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import assert from "node:assert/strict";
+import { serve } from "../../xtask/serve.mjs";
+
+const { chromium } = createRequire(new URL("../js/", import.meta.url))("playwright-core");
+const path = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+
+export const DIST = path("../../www/dist/");
+export const SCREENSHOTS = path("../../target/www-screenshots/");
+mkdirSync(SCREENSHOTS, { recursive: true });
+
+/** Starts the server; returns { url, stop, sent } (sent: responses and bytes so far). */
+export async function startServer() {
+  const { server, url, sent } = await serve({ "/": DIST, "/pkg/": path("../../wasm/pkg/"), "/plain/": path("plain/") });
+  const stop = () => new Promise((ok) => {
+    server.closeAllConnections();
+    server.close(ok);
+  });
+  return { url, stop, sent };
+}
+
+export function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    timeout: 60_000,
+  });
+}
+
+/** A page that fails the test on any uncaught error or console error. */
+export async function openPage(context, url) {
+  const page = await context.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") page.errors.push(m.text());
+  });
+  await page.goto(url);
+  await page.waitForSelector("html[data-ready]", { timeout: 30_000 });
+  return page;
+}
+
+export async function reload(page) {
+  await page.reload();
+  await page.waitForSelector("html[data-ready]", { timeout: 30_000 });
+}
+
+/** An init script making Date.now and performance.timeOrigin read one hour earlier. */
+export function clockOneHourBack(context) {
+  return context.addInitScript(() => {
+    const HOUR = 3_600_000;
+    const now = Date.now;
+    Date.now = () => now.call(Date) - HOUR;
+    const origin = performance.timeOrigin;
+    Object.defineProperty(performance, "timeOrigin", { get: () => origin - HOUR });
+  });
+}
+
+/** Asserts the IDs are strictly increasing (so also unique). */
+export function assertIncreasing(ids, what) {
+  for (let i = 1; i < ids.length; i++) {
+    assert.ok(ids[i] > ids[i - 1], `${what}: ID ${i} (${ids[i]}) is not above ID ${i - 1} (${ids[i - 1]})`);
+  }
+}
+
+export const max = (ids) => ids.reduce((a, b) => (b > a ? b : a));
+export const min = (ids) => ids.reduce((a, b) => (b < a ? b : a));
+
+export function assertNoDuplicates(ids, what) {
+  const seen = new Set();
+  for (const id of ids) {
+    assert.ok(!seen.has(id), `${what}: ${id} was issued twice`);
+    seen.add(id);
+  }
+}

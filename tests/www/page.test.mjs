@@ -1,0 +1,297 @@
+// The web page (www/dist, built by `cargo xtask www`) in headless Chromium, through its
+// data-testid hooks: generate, reload, clock set back, two tabs, decode, offline, 100,000
+// IDs, custom layouts, keyboard and labels, contrast, phone width, screenshots.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  SCREENSHOTS, assertIncreasing, assertNoDuplicates, clockOneHourBack, launch, max, min, openPage, reload, startServer,
+} from "./harness.mjs";
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const T = { timeout: 120_000 };
+const DISCORD_ID = "175928847299117063";
+
+/** The IDs in the list, as bigints. */
+const listed = async (page) =>
+  (await page.$$eval('[data-testid="ids"] > li', (els) => els.map((e) => e.textContent))).map(BigInt);
+
+/** Sets the count, clicks Generate, waits for a new list; returns the IDs shown. */
+async function generate(page, count) {
+  const before = await page.$eval('[data-testid="ids"]', (e) => e.firstElementChild?.textContent ?? "");
+  await page.getByTestId("count").fill(String(count));
+  await page.getByTestId("generate").click();
+  await page.waitForFunction(([n, old]) => {
+    const list = document.querySelector('[data-testid="ids"]');
+    return list.dataset.count === String(n) && list.firstElementChild && list.firstElementChild.textContent !== old;
+  }, [count, before], { timeout: 60_000 });
+  return listed(page);
+}
+
+/** The decoded output as { label: value } from its definition list. */
+const decodedFields = (page) =>
+  page.$$eval('[data-testid="decoded"] dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+
+const noErrors = (...pages) => {
+  for (const p of pages) assert.deepEqual(p.errors, [], "errors in the page");
+};
+
+/**
+ * A test on a fresh browser context (its own storage) with the page open: `body(page,
+ * context)`; `setup(context)` runs before the page opens. Fails on errors in the page;
+ * the context is closed whatever happens.
+ */
+function pageTest(name, body, setup) {
+  test(name, T, async () => {
+    const context = await browser.newContext();
+    try {
+      if (setup) await setup(context);
+      const page = await openPage(context, server.url);
+      await body(page, context);
+      noErrors(page);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+const requests = []; // every request of the first test, and the server's counts before it
+let sentBefore;
+
+pageTest("the page loads only from its own origin (no CDN, no external font), and what a first visit transfers", async (page) => {
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const foreign = requests.filter((u) => !u.startsWith(server.url) && !u.startsWith("data:"));
+  assert.deepEqual(foreign, []);
+  // The service worker's copies of the files the page already has are revalidated (304s).
+  const files = new Set(requests.map((u) => new URL(u).pathname));
+  assert.deepEqual([...files].sort(), ["/", "/app.js", "/snowdrift.wasm", "/style.css", "/sw.js"]);
+  const responses = server.sent.responses - sentBefore.responses;
+  const bytes = server.sent.bytes - sentBefore.bytes;
+  console.log(`first visit, service worker included: ${responses} responses, ${bytes} bytes sent (gzip, headers included)`);
+}, (context) => {
+  sentBefore = { ...server.sent };
+  context.on("request", (r) => requests.push(r.url()));
+});
+
+/** 1,000 IDs, then `between()`, a reload and 1,000 more: each batch increasing, the second all above the first. */
+async function aboveAfterReload(page, between, what) {
+  const a = await generate(page, 1000);
+  assert.equal(a.length, 1000, "one element per ID");
+  assertIncreasing(a, "first batch");
+  await between();
+  await reload(page);
+  const b = await generate(page, 1000);
+  assert.equal(b.length, 1000, "one element per ID");
+  assertIncreasing(b, what);
+  assert.ok(min(b) > max(a), `${what}: ${min(b)} is not above ${max(a)}`);
+}
+
+pageTest("1,000 IDs, one element each, unique and increasing; after a reload, all above the first batch", async (page) => {
+  await aboveAfterReload(page, async () => {}, "after the reload");
+  const b32 = await page.$eval('[data-testid="ids"] > li', (li) => li.dataset.b32);
+  assert.match(b32, /^[0-9A-Z]{13}$/, "each row carries the base32 form");
+});
+
+pageTest("Date.now and performance set one hour earlier, then a reload: new IDs are still above", async (page, context) => {
+  await aboveAfterReload(page, () => clockOneHourBack(context), "with the clock an hour back");
+  assert.ok(await page.evaluate(() => Date.now() < new Date().getTime() - 3_500_000), "the clock reads an hour early");
+});
+
+pageTest("two tabs generating at once: no duplicate, each on its own node id", async (first, context) => {
+  const tabs = [first, await openPage(context, server.url)];
+  const all = [];
+  for (let round = 0; round < 3; round++) {
+    const got = await Promise.all(tabs.map((t) => generate(t, 1000)));
+    all.push(...got.flat());
+  }
+  assert.equal(all.length, 6000);
+  assertNoDuplicates(all, "two tabs");
+  const nodes = await Promise.all(tabs.map((t) => t.$eval("#status", (s) => s.textContent.match(/node (\d+)/)[1])));
+  assert.notEqual(nodes[0], nodes[1]);
+  noErrors(tabs[1]);
+});
+
+pageTest("decode Discord's documentation ID with the discord layout: time, datacenter, worker, sequence, bits", async (page) => {
+  await page.getByTestId("layout").selectOption("discord");
+  await page.getByTestId("decode-input").fill(DISCORD_ID);
+  const decoded = page.getByTestId("decoded");
+  await decoded.locator("dl").waitFor();
+  const f = await decodedFields(page);
+  assert.equal(f["Time (UTC)"], "2016-04-30T11:18:25.796Z");
+  assert.equal(f.Datacenter, "1");
+  assert.equal(f.Worker, "0");
+  assert.equal(f.Sequence, "7");
+  assert.equal(f.Hex, "0271065ac1020007");
+  assert.equal(f.Base32, "04W86BB0G4007");
+  assert.match(await decoded.locator(".summary").textContent(), /2016-04-30T11:18:25\.796Z by datacenter 1, worker 0, sequence 7/);
+  // The drawing: 64 cells holding the ID's bits, coloured by field, and a caption in words.
+  const bits = await decoded.locator(".bit").allTextContents();
+  assert.equal(bits.join(""), BigInt(DISCORD_ID).toString(2).padStart(64, "0"));
+  const classes = await decoded.locator(".bit").evaluateAll((els) => els.map((e) => e.className.replace("bit f-", "")));
+  assert.deepEqual(classes, [...Array(42).fill("time"), ...Array(5).fill("datacenter"), ...Array(5).fill("worker"), ...Array(12).fill("sequence")]);
+  assert.equal(await decoded.locator("figcaption").textContent(),
+    "Bits 63 to 0: time 42 bits = 41944705796, datacenter 5 bits = 1, worker 5 bits = 0, sequence 12 bits = 7.");
+
+  // The same ID in hex and base32; a bad one gets a message, not an exception.
+  for (const form of ["0x0271065ac1020007", "04W86BB0G4007", "04w86bb0g4007"]) {
+    await page.getByTestId("decode-input").fill(form);
+    assert.equal((await decodedFields(page)).Decimal, DISCORD_ID, form);
+  }
+  await page.getByTestId("decode-input").fill("04W86BB0G40U7");
+  assert.match(await decoded.textContent(), /invalid base32 id "04W86BB0G40U7": invalid character 'U' at position 11/);
+
+  // Suggestions: every preset under which the time is plausible; choosing one switches the layout.
+  await page.getByTestId("decode-input").fill(DISCORD_ID);
+  const suggested = await page.locator("#suggest button").allTextContents();
+  assert.equal(suggested.length, 7, "the Discord ID gives a plausible time under every preset");
+  assert.ok(suggested.includes("Discord 2016-04-30"), suggested.join(", "));
+  await page.locator("#suggest button", { hasText: "Twitter" }).click();
+  assert.equal(await page.getByTestId("layout").inputValue(), "twitter");
+  assert.equal((await decodedFields(page))["Time (UTC)"], "2012-03-03T13:01:20.453Z");
+});
+
+test("offline (context.setOffline(true), and the server stopped): the page reloads and still makes and decodes IDs", T, async () => {
+  const own = await startServer(); // this test stops its server
+  const context = await browser.newContext();
+  try {
+    const page = await openPage(context, own.url);
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    const a = await generate(page, 100);
+    await context.setOffline(true);
+    await own.stop();
+    await reload(page);
+    assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null), "the service worker served the page");
+    const b = await generate(page, 100);
+    assert.ok(min(b) > max(a), "offline IDs are above the earlier ones");
+    await page.getByTestId("layout").selectOption("discord");
+    await page.getByTestId("decode-input").fill(DISCORD_ID);
+    assert.equal((await decodedFields(page))["Time (UTC)"], "2016-04-30T11:18:25.796Z");
+    // The only errors allowed: the browser's own reports of the network being gone.
+    const other = page.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|ERR_CONNECTION_REFUSED|Failed to fetch|fetching the script/.test(e));
+    assert.deepEqual(other, []);
+  } finally {
+    await context.close();
+    await own.stop();
+  }
+});
+
+pageTest("100,000 IDs in one click: the list holds only the rows in view, scrolls to any, and copying gives all", async (page) => {
+  const first = await generate(page, 100_000);
+  assert.ok(first.length < 200, `${first.length} elements for 100,000 IDs`);
+  assertIncreasing(first, "rows in view");
+  await page.locator("#ids-box").evaluate((box) => { box.scrollTop = box.scrollHeight; });
+  await page.waitForFunction(() => document.querySelector('[data-testid="ids"] > li:last-child')?.getAttribute("aria-posinset") === "100000");
+  const end = await listed(page);
+  assertIncreasing(end, "rows at the end");
+  await page.locator("#copy-dec").click();
+  await page.waitForFunction(() => /^Copied/.test(document.getElementById("status").textContent));
+  const copied = (await page.evaluate(() => navigator.clipboard.readText())).split("\n").map(BigInt);
+  assert.equal(copied.length, 100_000);
+  assertIncreasing(copied, "copied IDs");
+  assert.equal(copied[0], first[0]);
+  assert.equal(copied[99_999], end[end.length - 1]);
+}, (context) => context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url }));
+
+pageTest("a custom layout generates and decodes; a bad one shows the core's error", async (page) => {
+  await page.getByTestId("layout").selectOption("custom");
+  for (const [id, v] of [["c-time", "40"], ["c-node", "8"], ["c-dc", "3"], ["c-seq", "15"], ["c-unit", "10"], ["c-epoch", "2020-01-01T00:00:00Z"]]) {
+    await page.fill(`#${id}`, v);
+  }
+  assert.match(await page.textContent("#layout-info"), /^40-bit time \(10 ms ticks since 2020-01-01\) · 3\+5-bit datacenter\+worker · 15-bit sequence · 63 bits/);
+  await page.getByTestId("node").fill("200");
+  const ids = await generate(page, 10);
+  assertIncreasing(ids, "custom layout");
+  await page.locator("#decode-last").click();
+  const f = await decodedFields(page);
+  assert.equal(f.Node, "200");
+  assert.equal(f.Datacenter, "6");
+  assert.equal(f.Worker, "8");
+  assert.match(await page.locator("figcaption").textContent(), /^Bits 63 to 0: unused 1 bit, time 40 bits = \d+, datacenter 3 bits = 6, worker 5 bits = 8, sequence 15 bits = \d+\.$/);
+  await page.fill("#c-time", "45");
+  assert.equal(await page.textContent("#custom-error"), "invalid layout: the fields take 68 bits (max 64)");
+});
+
+pageTest("every control has a label, and the keyboard alone generates IDs", async (page) => {
+  const unlabelled = await page.$$eval("input, select, button", (els) =>
+    els.filter((e) => !(e.labels?.length || e.getAttribute("aria-label") || e.textContent.trim())).map((e) => e.id));
+  assert.deepEqual(unlabelled, []);
+  await page.getByTestId("node").focus();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), "count");
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type("5");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="ids"] > li').length === 5);
+  assert.match(await page.textContent("#status"), /^5 IDs from node \d+/);
+  // A node id out of range: the core's message, where the status is announced.
+  await page.getByTestId("node").fill("5000");
+  await page.getByTestId("generate").click();
+  await page.waitForFunction(() => document.getElementById("status").classList.contains("error"));
+  assert.equal(await page.textContent("#status"), "node 5000 is outside the allowed range 0..=1023");
+});
+
+/** WCAG contrast of text against the first opaque background behind it, in the page. */
+function contrasts(page, selectors) {
+  return page.evaluate((list) => {
+    const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const background = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = getComputedStyle(e).backgroundColor;
+        if (rgb(c)[3] !== 0) return rgb(c);
+      }
+      return [255, 255, 255];
+    };
+    return list.map(([selector, pseudo]) => {
+      const el = document.querySelector(selector);
+      if (!el) return { selector, missing: true };
+      const fg = rgb(getComputedStyle(el, pseudo).color);
+      const [a, b] = [lum(fg), lum(background(el))].sort((x, y) => y - x);
+      return { selector: selector + (pseudo ?? ""), ratio: (a + 0.05) / (b + 0.05) };
+    });
+  }, selectors);
+}
+
+pageTest("text contrast is at least 4.5:1 in the light and the dark colour scheme", async (page) => {
+  await generate(page, 3);
+  await page.getByTestId("layout").selectOption("twitter");
+  await page.getByTestId("decode-input").fill("1212161880508416000");
+  const selectors = [["h1"], ["header p"], ["label"], [".info"], ["#status"], ["#generate"], [".toolbar button"],
+    ['[data-testid="ids"] > li'], ['[data-testid="ids"] > li', "::after"], ["dt"], ["dd"], ["figcaption"], ["footer a"],
+    [".bit.f-time"], [".bit.f-datacenter"], [".bit.f-worker"], [".bit.f-sequence"], [".bit.f-unused"], [".label.f-time"], [".bitidx span"],
+    ['.suggest button[aria-pressed="true"]'], [".suggest button:not([aria-pressed])"]];
+  for (const scheme of ["light", "dark"]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const low = (await contrasts(page, selectors)).filter((c) => c.missing || c.ratio < 4.5);
+    assert.deepEqual(low, [], `${scheme}: ${JSON.stringify(low)}`);
+  }
+});
+
+pageTest("at phone and desktop width nothing overflows sideways; screenshots saved for a look", async (page) => {
+  await page.getByTestId("layout").selectOption("discord");
+  await generate(page, 10);
+  await page.getByTestId("decode-input").fill(DISCORD_ID);
+  await page.evaluate(() => document.activeElement.blur());
+  for (const [name, width, height] of [["desktop", 1280, 900], ["phone", 390, 844], ["narrow", 320, 640]]) {
+    await page.setViewportSize({ width, height });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name} (${width}px): the page is ${overflow}px wider than the window`);
+    const file = join(SCREENSHOTS, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    console.log(`screenshot: ${file}`);
+  }
+});

@@ -1,0 +1,72 @@
+// Layouts as the page shows them: field widths, tick, epoch and end, all read back
+// through the package's public API (so the page and the core can never disagree), and
+// the 64 bits of an ID split into labelled fields.
+import { BROWSER_LAYOUT, decode, maxIdAt } from "snowdrift/browser";
+
+export const PRESETS = ["default", "twitter", "discord", "sonyflake", "instagram", "baidu", "browser"];
+
+/** The package layout for a select value (custom layouts come from the form). */
+export const presetLayout = (key) => (key === "browser" ? BROWSER_LAYOUT : key);
+
+const bitsOf = (max) => (max === undefined ? 0 : Math.round(Math.log2(max + 1)));
+
+/** Widths and times of a layout; throws the core's RangeError for an invalid one. */
+export function describeLayout(layout) {
+  const epochMs = decode(0n, layout).timestampMs;
+  const top = maxIdAt(epochMs, layout); // every node and sequence bit set
+  const p = decode(top, layout);
+  const unitMs = decode(top + 1n, layout).timestampMs - epochMs;
+  let total = 64;
+  while (total > 1 && !fits(layout, (1n << BigInt(total)) - 1n)) total--;
+  const nodeBits = bitsOf(p.node);
+  const sequenceBits = bitsOf(p.sequence);
+  const lastMs = decode((1n << BigInt(total)) - 1n, layout).timestampMs;
+  return {
+    epochMs,
+    unitMs,
+    total,
+    timeBits: total - nodeBits - sequenceBits,
+    nodeBits,
+    datacenterBits: p.datacenter === undefined ? 0 : bitsOf(p.datacenter),
+    workerBits: p.worker === undefined ? 0 : bitsOf(p.worker),
+    sequenceBits,
+    // Sonyflake-style: the node in the lowest bits, under the sequence.
+    nodeLow: nodeBits > 0 && decode(1n, layout).node === 1,
+    endMs: lastMs + unitMs,
+  };
+}
+
+function fits(layout, id) {
+  try {
+    decode(id, layout);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const unitText = (ms) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+/** One line for people: "41-bit time (1 ms since 2024-01-01) · 10-bit node · ...". */
+export function layoutSummary(d) {
+  const node = d.datacenterBits ? `${d.datacenterBits}+${d.workerBits}-bit datacenter+worker` : `${d.nodeBits}-bit node`;
+  const parts = [`${d.timeBits}-bit time (${unitText(d.unitMs)} ticks since ${day(d.epochMs)})`];
+  const tail = [node, `${d.sequenceBits}-bit sequence`];
+  parts.push(...(d.nodeLow ? tail.reverse() : tail));
+  const runsOut = d.endMs <= Date.now() ? `ran out ${day(d.endMs)}` : `lasts until ${day(d.endMs)}`;
+  return `${parts.join(" · ")} · ${d.total} bits · ${runsOut}`;
+}
+
+/** The fields from bit 63 down: { name, bits, value } (value of the ID's bits, a number). */
+export function fields(d, parts) {
+  const out = [];
+  if (d.total < 64) out.push({ name: "unused", bits: 64 - d.total });
+  out.push({ name: "time", bits: d.timeBits });
+  const node = d.datacenterBits
+    ? [{ name: "datacenter", bits: d.datacenterBits, value: parts.datacenter }, { name: "worker", bits: d.workerBits, value: parts.worker }]
+    : [{ name: "node", bits: d.nodeBits, value: parts.node }];
+  const sequence = { name: "sequence", bits: d.sequenceBits, value: parts.sequence };
+  out.push(...(d.nodeLow ? [sequence, ...node] : [...node, sequence]));
+  return out.filter((f) => f.bits > 0);
+}

@@ -1,0 +1,189 @@
+//! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build;
+//! `cargo xtask serve`: serves it on 127.0.0.1; the `www` test suite.
+//!
+//! The page's module (`www/src/app.js`) imports `snowdrift/browser`; esbuild bundles it
+//! with the package from `wasm/pkg/` (resolved through its `exports`, `browser`
+//! condition) into one minified `app.js`. The package's loader fetches `snowdrift.wasm`
+//! next to that script, so the wasm is copied beside it. The service worker gets the
+//! build's file list and a cache name that changes with the files' contents.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::npm::{js_dir, path_str, pkg_dir};
+use crate::util::{ensure_apt, root, run_in, Result};
+
+/// The files of the built page, served from `www/dist/`.
+const FILES: &[&str] = &[
+    "index.html",
+    "app.js",
+    "style.css",
+    "snowdrift.wasm",
+    "sw.js",
+];
+
+fn www_dir() -> PathBuf {
+    root().join("www")
+}
+
+fn dist_dir() -> PathBuf {
+    www_dir().join("dist")
+}
+
+/// `cargo xtask www`.
+pub fn build() -> Result {
+    crate::npm::build()?;
+    let (www, dist) = (www_dir(), dist_dir());
+    if dist.exists() {
+        fs::remove_dir_all(&dist).map_err(|e| format!("cannot clear {}: {e}", dist.display()))?;
+    }
+    fs::create_dir_all(&dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
+    let esbuild = js_dir().join("node_modules/.bin/esbuild");
+    let node_path = js_dir().join("node_modules");
+    let esbuild_args = |entry: &str, out: &str, extra: &[&str]| -> Result<Vec<String>> {
+        let mut args = vec![
+            path_str(&www.join(entry))?.to_string(),
+            "--minify".into(),
+            "--log-level=warning".into(),
+            format!("--outfile={}", path_str(&dist.join(out))?),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        Ok(args)
+    };
+    // `snowdrift/browser` is found in tests/js/node_modules, where the package is linked.
+    let js = esbuild_args(
+        "src/app.js",
+        "app.js",
+        &[
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--target=es2022",
+        ],
+    )?;
+    run_esbuild(&esbuild, &js, &[("NODE_PATH", path_str(&node_path)?)])?;
+    run_esbuild(&esbuild, &esbuild_args("style.css", "style.css", &[])?, &[])?;
+    copy(&www.join("index.html"), &dist.join("index.html"))?;
+    copy(
+        &pkg_dir().join("snowdrift.wasm"),
+        &dist.join("snowdrift.wasm"),
+    )?;
+
+    // The service worker: the files to keep (the page as "./", the URL it is opened at)
+    // and a cache name from their contents.
+    let mut hash = Fnv::new();
+    for file in FILES.iter().filter(|f| **f != "sw.js") {
+        hash.write(&read(&dist.join(file))?);
+    }
+    let list: Vec<String> = FILES
+        .iter()
+        .filter(|f| **f != "sw.js")
+        .map(|f| match *f {
+            "index.html" => "\"./\"".to_string(),
+            f => format!("\"{f}\""),
+        })
+        .collect();
+    let sw = String::from_utf8(read(&www.join("sw.js"))?).map_err(|e| e.to_string())?;
+    let sw = sw
+        .replace("__BUILD__", &format!("{:016x}", hash.0))
+        .replace("__FILES__", &format!("[{}]", list.join(", ")));
+    let sw_path = dist.join("sw.js");
+    fs::write(&sw_path, sw).map_err(|e| format!("cannot write sw.js: {e}"))?;
+    let sw = path_str(&sw_path)?;
+    let minify = [sw, "--minify", "--log-level=warning", "--allow-overwrite"].map(String::from);
+    run_esbuild(
+        &esbuild,
+        &[&minify[..], &[format!("--outfile={sw}")]].concat(),
+        &[],
+    )?;
+    print_sizes(&dist)
+}
+
+fn run_esbuild(esbuild: &Path, args: &[String], env: &[(&str, &str)]) -> Result {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_in(&root(), path_str(esbuild)?, &args, env)
+}
+
+/// Each file's size and its gzip -9 size (what a server that compresses sends), and the
+/// totals: the page's first load transfers all of them once.
+fn print_sizes(dist: &Path) -> Result {
+    let (mut raw_total, mut gz_total) = (0, 0);
+    eprintln!("page built in {}:", dist.display());
+    eprintln!("  {:<16} {:>9} {:>9}", "file", "bytes", "gzip -9");
+    for file in FILES {
+        let path = dist.join(file);
+        let raw = read(&path)?.len();
+        let out = Command::new("gzip")
+            .args(["-9", "-c"])
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("cannot run gzip: {e}"))?;
+        let gz = out.stdout.len();
+        eprintln!("  {file:<16} {raw:>9} {gz:>9}");
+        raw_total += raw;
+        gz_total += gz;
+    }
+    eprintln!("  {:<16} {raw_total:>9} {gz_total:>9}", "total");
+    Ok(())
+}
+
+/// `cargo xtask serve [--port N]`: builds the page, then serves `www/dist` on 127.0.0.1
+/// until interrupted (the server prints the URL).
+pub fn serve(args: &[String]) -> Result {
+    let port = match args {
+        [] => "8000".to_string(),
+        [flag, port] if flag == "--port" && port.parse::<u16>().is_ok() => port.clone(),
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask serve [--port N] (N in 0..=65535), got {args:?}"
+            ))
+        }
+    };
+    build()?;
+    let server = root().join("xtask/serve.mjs");
+    run_in(
+        &root(),
+        "node",
+        &[path_str(&server)?, path_str(&dist_dir())?, "--port", &port],
+        &[],
+    )
+}
+
+/// The `www` test suite: the page and `snowdrift/browser` in headless Chromium
+/// (tests/www/*.test.mjs), against a fresh build.
+pub fn test() -> Result {
+    ensure_apt(&[("chromium", "chromium")])?;
+    build()?;
+    run_in(
+        &root().join("tests/www"),
+        "node",
+        &["--test", "--test-concurrency=1", "--test-timeout=600000"],
+        &[("CHROMIUM", "/usr/bin/chromium")],
+    )
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn copy(from: &Path, to: &Path) -> Result {
+    fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {}: {e}", from.display()))
+}
+
+/// FNV-1a, 64 bits: a cache name that changes when any file does.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
