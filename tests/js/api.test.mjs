@@ -451,6 +451,16 @@ describe("the snowdrift command", () => {
     for (const id of ids) assert.equal(decode(id, "twitter").node, 3);
   });
 
+  test("--help prints the usage, naming exactly the preset layouts of the vectors", () => {
+    for (const flag of ["--help", "-h", "help"]) {
+      const r = cli(flag);
+      assert.equal(r.status, 0, `${flag}: ${r.stderr}`);
+      assert.match(r.stdout, /^usage:\n {2}snowdrift decode/, flag);
+    }
+    const listed = cli("--help").stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1].split(", ");
+    assert.deepEqual(listed?.sort(), Object.keys(vectors("ids.json").layouts).sort());
+  });
+
   test("bad input: exit status 2 and the reason, no stack trace", () => {
     for (const [args, reason] of [
       [["decode", "-5"], "invalid"],
