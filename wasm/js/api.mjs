@@ -214,11 +214,18 @@ export function create(module) {
   }
 
   /** A layout argument (a preset name, a layout object, or undefined): its wasm address. */
+  // The preset name used last and its address: a name in a loop costs one comparison.
+  let lastName, lastLayout;
   function layoutArg(v) {
     if (v === undefined) return DEFAULT;
+    if (v === lastName) return lastLayout;
     if (typeof v === "string") {
       const ptr = presets.get(v);
-      if (ptr !== undefined) return ptr;
+      if (ptr !== undefined) {
+        lastName = v;
+        lastLayout = ptr;
+        return ptr;
+      }
       throw new RangeError(`unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
