@@ -79,13 +79,9 @@ function checkKeys(what, obj, known) {
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
-  constructor(timestampMs, node, sequence, datacenter, worker) {
+  constructor(timestampMs, node, sequence) {
     this.timestampMs = timestampMs;
     this.node = node;
-    if (datacenter !== undefined) {
-      this.datacenter = datacenter;
-      this.worker = worker;
-    }
     this.sequence = sequence;
   }
   /** The start of the ID's tick, as a Date (a new one each read). */
@@ -99,6 +95,17 @@ class Parts {
       : { timestampMs, date: this.date, node, datacenter, worker, sequence };
   }
 }
+
+/** Parts of an ID of a split layout: the same prototype (and name) as Parts, with a
+ * constructor of its own, so that each kind of Parts keeps one shape. */
+function SplitParts(timestampMs, node, datacenter, worker, sequence) {
+  this.timestampMs = timestampMs;
+  this.node = node;
+  this.datacenter = datacenter;
+  this.worker = worker;
+  this.sequence = sequence;
+}
+SplitParts.prototype = Parts.prototype;
 
 export function create(module) {
   const encoder = new TextEncoder();
@@ -298,9 +305,13 @@ export function create(module) {
   function decodeWith(layout, id) {
     // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
     if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
+    // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
+    // which V8 stores in the object without allocating a number for each.
     const r = wasmDecode(layout, id);
+    if (r === 2) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
+    if (r === 3) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
-    if (r === 1) return new Parts(f64[num], f64[num + 1], f64[num + 4], f64[num + 2], f64[num + 3]);
+    if (r === 1) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
     throw takeError();
   }
 

@@ -120,7 +120,9 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
 }
 
 /// Decodes `id` into the number slots: time (Unix ms), node, datacenter, worker, sequence.
-/// Returns 1 for a split layout, 0 for an unsplit one, -1 with the error recorded.
+/// Returns [`DECODED_SPLIT`] for a split layout, plus [`DECODED_SMALL`] when the layout's
+/// node and sequence fields fit in 31 bits (JS then keeps them as small integers, which
+/// it stores without allocating); or -1 with the error recorded.
 ///
 /// # Safety
 /// `layout` is an address from `layout_*` or `gen_layout`.
@@ -133,13 +135,16 @@ pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
             num[0] = p.time_ms as f64;
             num[1] = p.node as f64;
             num[4] = p.sequence as f64;
+            let mut kind = 0;
             if l.is_split() {
                 num[2] = l.datacenter_of(p.node) as f64;
                 num[3] = l.worker_of(p.node) as f64;
-                1
-            } else {
-                0
+                kind |= DECODED_SPLIT;
             }
+            if l.node_bits() <= 31 && l.sequence_bits() <= 31 {
+                kind |= DECODED_SMALL;
+            }
+            kind
         }
         Err(e) => {
             fail(ERR_RANGE, &e.message());
@@ -147,6 +152,11 @@ pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
         }
     }
 }
+
+/// `decode`'s result bit: the layout splits the node into datacenter + worker.
+const DECODED_SPLIT: i32 = 1;
+/// `decode`'s result bit: node, datacenter, worker and sequence are below 2^31.
+const DECODED_SMALL: i32 = 2;
 
 /// The ID of these parts (each an integer already checked against 0..2^53), or -1 with
 /// the error recorded.
