@@ -6,8 +6,10 @@
 // bigints, strings, Parts and errors. Bit packing, layouts and their names, clock
 // policies and the core's own error texts all stay in the wasm.
 //
-// `create(module)` is called once by each entry file with the compiled module (or its
-// bytes); it instantiates it synchronously (`initSync`).
+// `create(module)` is called by each entry file with the compiled module (or its bytes);
+// it instantiates it synchronously (`initSync`). The glue holds one instance per copy of
+// this module, so later calls return the API made by the first. Other entry points (subpath
+// exports) import the API from the entry of their runtime rather than calling it again.
 import {
   initSync, buffers, layout_default, preset_name, layout_preset, layout_custom, layout_fact,
   node_from, decode as wasmDecode, compose as wasmCompose, min_id_at, max_id_at, to_base32,
@@ -107,7 +109,12 @@ function SplitParts(timestampMs, node, datacenter, worker, sequence) {
 }
 SplitParts.prototype = Parts.prototype;
 
+let api;
 export function create(module) {
+  return (api ??= build(module));
+}
+
+function build(module) {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   const clocks = [];

@@ -9,10 +9,12 @@
 //! preset layouts are written into the types and the command's help from
 //! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm.
 //!
-//! Adding an entry point (a subpath export): a file in `wasm/js/` that imports
-//! `./api.mjs` (or `./api.cjs`), plus its `exports` entry and `files` name in
-//! `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package except
-//! the files bundled into the API module ([`BUNDLED`]).
+//! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
+//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
+//! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
+//! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
+//! except the files bundled into the API module ([`BUNDLED`]). Adding a wasm export: a
+//! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
