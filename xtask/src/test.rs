@@ -143,19 +143,15 @@ fn wasm_core() -> Result {
         "--test",
         "core",
     ];
-    let runner = (
-        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
-        "wasm-bindgen-test-runner",
-    );
+    // The runner, wasm-bindgen-test-runner, is set in .cargo/config.toml.
     eprintln!("in Node:");
-    run_in(&root(), &cargo_bin(), &args, &[runner])?;
+    run_in(&root(), &cargo_bin(), &args, &[])?;
     eprintln!("in headless Chromium:");
     run_in(
         &root(),
         &cargo_bin(),
         &args,
         &[
-            runner,
             ("WASM_BINDGEN_USE_BROWSER", "1"),
             ("CHROMEDRIVER", "/usr/bin/chromedriver"),
         ],

@@ -3,9 +3,9 @@
 //! Each file names `wasm_bindgen_test` as its `test` attribute when built for wasm32.
 //!
 //! `cargo xtask test wasm-core` runs them in Node, then in headless Chromium. By hand:
-//! `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner cargo test
-//! -p snowdrift-core-tests --target wasm32-unknown-unknown` (add
-//! `WASM_BINDGEN_USE_BROWSER=1` and `CHROMEDRIVER=/usr/bin/chromedriver` for Chromium).
+//! `cargo test -p snowdrift-core-tests --target wasm32-unknown-unknown` (the runner is set
+//! in .cargo/config.toml; add `WASM_BINDGEN_USE_BROWSER=1` and
+//! `CHROMEDRIVER=/usr/bin/chromedriver` for Chromium).
 
 #![cfg(target_arch = "wasm32")]
 
