@@ -1,6 +1,10 @@
 //! Generators under a clock stepped forward and back by hand: one scenario per policy and
 //! per edge of the time field.
 
+// In wasm32 (wasm/core-tests) the tests run under wasm-bindgen-test.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 use snowdrift::{Error, Field, Generator, Layout, ManualClock, Parts, Policy};
 
 const T0: u64 = 1_750_000_000_000;

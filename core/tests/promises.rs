@@ -2,6 +2,10 @@
 //! readings, marks, fences and values at the edges of a layout. Each test is a path to a
 //! duplicate, a broken promise or a misleading error that once existed.
 
+// In wasm32 (wasm/core-tests) the tests run under wasm-bindgen-test.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 

@@ -2,6 +2,10 @@
 //! layouts, and the generator invariants under random clock walks (jitter, steps back from
 //! 1 ms to 2 h, frozen stretches, jumps ahead) for every policy.
 
+// In wasm32 (wasm/core-tests) the tests run under wasm-bindgen-test.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 

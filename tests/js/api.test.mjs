@@ -395,6 +395,17 @@ describe("functions", () => {
     assert.equal(JSON.stringify(decode(1n << 22n)), `{"timestampMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`);
   });
 
+  test("node and sequence fields wider than 31 bits decode exactly", () => {
+    const wide = { timeBits: 10, nodeBits: 40, sequenceBits: 13, epochMs: 0 };
+    for (const parts of [{ timestampMs: 5, node: 2 ** 40 - 1, sequence: 8191 }, { timestampMs: 1023, node: 2 ** 31, sequence: 0 }]) {
+      const p = decode(compose(parts, wide), wide);
+      assert.deepEqual([p.timestampMs, p.node, p.sequence], [parts.timestampMs, parts.node, parts.sequence]);
+    }
+    const seq = { timeBits: 20, datacenterBits: 2, workerBits: 2, sequenceBits: 32, epochMs: 0 };
+    const p = decode(compose({ timestampMs: 1, datacenter: 3, worker: 2, sequence: 2 ** 32 - 1 }, seq), seq);
+    assert.deepEqual([p.datacenter, p.worker, p.node, p.sequence], [3, 2, 14, 2 ** 32 - 1]);
+  });
+
   test("minIdAt/maxIdAt bracket every ID of a millisecond; base32 sorts like the number", () => {
     const gen = new Snowdrift({ node: 1023, clock: () => T0 });
     const ids = gen.nextBatch(4096);
@@ -446,6 +457,16 @@ describe("the snowdrift command", () => {
     assert.equal(ids.length, 10);
     for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
     for (const id of ids) assert.equal(decode(id, "twitter").node, 3);
+  });
+
+  test("--help prints the usage, naming exactly the preset layouts of the vectors", () => {
+    for (const flag of ["--help", "-h", "help"]) {
+      const r = cli(flag);
+      assert.equal(r.status, 0, `${flag}: ${r.stderr}`);
+      assert.match(r.stdout, /^usage:\n {2}snowdrift decode/, flag);
+    }
+    const listed = cli("--help").stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1].split(", ");
+    assert.deepEqual(listed?.sort(), Object.keys(vectors("ids.json").layouts).sort());
   });
 
   test("bad input: exit status 2 and the reason, no stack trace", () => {

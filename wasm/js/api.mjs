@@ -1,11 +1,22 @@
 // The JS half of the package: the public classes and functions over the wasm exports
-// (wasm/src/*.rs). It holds no ID logic: it checks arguments (types, option names,
-// integer ranges, with messages naming the value and the allowed range), passes numbers
-// to wasm, and turns the results into bigints, strings, Parts and errors. Bit packing,
-// layouts, clock policies and the core's own error texts all stay in the wasm.
+// (wasm/src/*.rs, reached through the wasm-bindgen glue `snowdrift_wasm.js` that
+// `cargo xtask npm` generates next to this file and bundles with it). It holds no ID
+// logic: it checks arguments (types, option names, integer ranges, with messages naming
+// the value and the allowed range), passes numbers to wasm, and turns the results into
+// bigints, strings, Parts and errors. Bit packing, layouts and their names, clock
+// policies and the core's own error texts all stay in the wasm.
 //
-// `create(instantiate)` is called once by each entry file with a function that
-// instantiates the module with the given imports and returns its exports.
+// `create(module)` is called by each entry file with the compiled module (or its bytes);
+// it instantiates it synchronously (`initSync`). The glue holds one instance per copy of
+// this module, so later calls return the API made by the first. Other entry points (subpath
+// exports) import the API from the entry of their runtime rather than calling it again.
+import {
+  initSync, buffers, layout_default, preset_name, layout_preset, layout_custom, layout_fact,
+  node_from, decode as wasmDecode, compose as wasmCompose, min_id_at, max_id_at, to_base32,
+  from_base32, parse_decimal, gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill,
+  gen_layout, gen_node, objectid_generate, objectid_parse,
+} from "./snowdrift_wasm.js";
+import { provide } from "./host.mjs";
 
 const MAX_ID = 0xffffffffffffffffn;
 const MAX_SAFE = 2 ** 53 - 1;
@@ -16,7 +27,6 @@ const ERR_WOULD_BLOCK = 3;
 // Offsets in the wasm's shared buffers (`Io` in wasm/src/io.rs, checked there).
 const IO_ERR_KIND = 40, IO_ERR_LEN = 44, IO_ERR = 48, IO_TEXT = 304, IO_BATCH = 4400;
 const TEXT_CAP = 4096, BATCH_CAP = 4096;
-const PRESET_NAMES = '"default", "twitter", "discord", "sonyflake", "instagram", "baidu"';
 const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
   "maxAheadMs", "clock", "notBefore"];
 const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
@@ -71,13 +81,9 @@ function checkKeys(what, obj, known) {
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
-  constructor(timestampMs, node, sequence, datacenter, worker) {
+  constructor(timestampMs, node, sequence) {
     this.timestampMs = timestampMs;
     this.node = node;
-    if (datacenter !== undefined) {
-      this.datacenter = datacenter;
-      this.worker = worker;
-    }
     this.sequence = sequence;
   }
   /** The start of the ID's tick, as a Date (a new one each read). */
@@ -92,7 +98,23 @@ class Parts {
   }
 }
 
-export function create(instantiate) {
+/** Parts of an ID of a split layout: the same prototype (and name) as Parts, with a
+ * constructor of its own, so that each kind of Parts keeps one shape. */
+function SplitParts(timestampMs, node, datacenter, worker, sequence) {
+  this.timestampMs = timestampMs;
+  this.node = node;
+  this.datacenter = datacenter;
+  this.worker = worker;
+  this.sequence = sequence;
+}
+SplitParts.prototype = Parts.prototype;
+
+let api;
+export function create(module) {
+  return (api ??= build(module));
+}
+
+function build(module) {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   const clocks = [];
@@ -105,38 +127,35 @@ export function create(instantiate) {
   const reentered = () => new Error("a clock function must not call a snowdrift generator");
   let u8, u32, f64, u64;
 
-  const w = instantiate({
-    env: {
-      now: Date.now,
-      clock(slot) {
-        clockError = undefined;
-        const f = clocks[slot];
-        let v;
-        inClock = true;
-        try {
-          v = f();
-        } catch (e) {
-          clockError = { error: e };
-          return -1;
-        } finally {
-          inClock = false;
-        }
-        if (typeof v !== "number") {
-          clockError = { error: wrongType("the clock's reading", "a number of Unix milliseconds", v) };
-          return -1;
-        }
-        if (v >= 0 && v <= MAX_SAFE) return v;
-        clockError = { error: intError("the clock's reading", v, 0, MAX_SAFE) };
+  provide({
+    clock(slot) {
+      clockError = undefined;
+      const f = clocks[slot];
+      let v;
+      inClock = true;
+      try {
+        v = f();
+      } catch (e) {
+        clockError = { error: e };
         return -1;
-      },
-      random(ptr, len) {
-        crypto.getRandomValues(new Uint8Array(w.memory.buffer, ptr, len));
-      },
+      } finally {
+        inClock = false;
+      }
+      if (typeof v !== "number") {
+        clockError = { error: wrongType("the clock's reading", "a number of Unix milliseconds", v) };
+        return -1;
+      }
+      if (v >= 0 && v <= MAX_SAFE) return v;
+      clockError = { error: intError("the clock's reading", v, 0, MAX_SAFE) };
+      return -1;
+    },
+    random(ptr, len) {
+      crypto.getRandomValues(new Uint8Array(w.memory.buffer, ptr, len));
     },
   });
-  const io = w.sd_io();
-  const DEFAULT = w.sd_layout_default();
-  const presets = new Map();
+  const w = initSync({ module });
+  const io = buffers();
+  const DEFAULT = layout_default();
 
   /** New views after the memory grew (only calls that allocate can grow it). */
   function views() {
@@ -147,6 +166,13 @@ export function create(instantiate) {
     u64 = new BigUint64Array(b);
   }
   views();
+
+  const textOut = (n) => String.fromCharCode.apply(null, u8.subarray(io + IO_TEXT, io + IO_TEXT + n));
+
+  // The core's presets by name, resolved once: a name costs a Map lookup per call.
+  const presets = new Map();
+  for (let i = 0, n; (n = preset_name(i)) > 0; i++) presets.set(textOut(n), layout_preset(i));
+  const presetNames = Array.from(presets.keys(), describe).join(", ");
 
   /** The error the last call recorded: the clock's own if it failed, else the core's. */
   function takeError() {
@@ -188,8 +214,6 @@ export function create(instantiate) {
     }
     return written;
   }
-  const textOut = (n) => String.fromCharCode.apply(null, u8.subarray(io + IO_TEXT, io + IO_TEXT + n));
-
   const parseError = (form, input) =>
     new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
 
@@ -199,24 +223,24 @@ export function create(instantiate) {
       if (v >= 0n && v <= MAX_ID) return v;
       throw new RangeError(`${what} ${describe(v)} is outside 0..=18446744073709551615`);
     }
-    if (typeof v === "string") return idOut(w.sd_parse_decimal(textIn(what, v)), () => parseError("decimal", v));
+    if (typeof v === "string") return idOut(parse_decimal(textIn(what, v)), () => parseError("decimal", v));
     throw wrongType(what, "a bigint or a decimal string", v);
   }
 
   /** A layout argument (a preset name, a layout object, or undefined): its wasm address. */
+  // The preset name used last and its address: a name in a loop costs one comparison.
+  let lastName, lastLayout;
   function layoutArg(v) {
     if (v === undefined) return DEFAULT;
+    if (v === lastName) return lastLayout;
     if (typeof v === "string") {
-      let ptr = presets.get(v);
-      if (ptr === undefined) {
-        ptr = w.sd_layout_preset(textIn("layout", v));
-        views();
-        if (ptr === 0) {
-          throw new RangeError(`unknown layout ${describe(v)} (allowed: ${PRESET_NAMES}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
-        }
-        presets.set(v, ptr);
+      const ptr = presets.get(v);
+      if (ptr !== undefined) {
+        lastName = v;
+        lastLayout = ptr;
+        return ptr;
       }
-      return ptr;
+      throw new RangeError(`unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
     checkKeys("layout", v, LAYOUT_KEYS);
@@ -244,7 +268,7 @@ export function create(instantiate) {
         throw new RangeError(`layout.order ${describe(o)} is not one of "node-sequence", "sequence-node"`);
       }
     }
-    const ptr = w.sd_layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
+    const ptr = layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
     if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
     return ptr;
   }
@@ -253,15 +277,15 @@ export function create(instantiate) {
   function nodeArg(obj, layout) {
     const { node, datacenter, worker } = obj;
     if (datacenter === undefined && worker === undefined) {
-      return node === undefined ? 0 : intArg("node", node, 0, w.sd_layout_fact(layout, 0));
+      return node === undefined ? 0 : intArg("node", node, 0, layout_fact(layout, 0));
     }
-    if (!w.sd_layout_fact(layout, 3)) {
+    if (!layout_fact(layout, 3)) {
       throw new RangeError("this layout has no datacenter/worker split: give node instead");
     }
     const field = (key, v, max) => (v === undefined ? 0 : intArg(key, v, 0, max));
-    const d = field("datacenter", datacenter, w.sd_layout_fact(layout, 1));
-    const wk = field("worker", worker, w.sd_layout_fact(layout, 2));
-    const split = w.sd_node_from(layout, d, wk);
+    const d = field("datacenter", datacenter, layout_fact(layout, 1));
+    const wk = field("worker", worker, layout_fact(layout, 2));
+    const split = node_from(layout, d, wk);
     if (split < 0) throw takeError();
     // A decoded Parts object carries all three: they must agree.
     if (node !== undefined && intArg("node", node, 0, MAX_SAFE) !== split) {
@@ -284,14 +308,17 @@ export function create(instantiate) {
     throw new RangeError(`onClockBackwards ${describe(name)} is not one of "fail", "wait", "borrow"`);
   }
 
-  const sdDecode = w.sd_decode;
-  const num = io >> 3;
+    const num = io >> 3;
   function decodeWith(layout, id) {
     // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
     if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
-    const r = sdDecode(layout, id);
+    // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
+    // which V8 stores in the object without allocating a number for each.
+    const r = wasmDecode(layout, id);
+    if (r === 2) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
+    if (r === 3) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
-    if (r === 1) return new Parts(f64[num], f64[num + 1], f64[num + 4], f64[num + 2], f64[num + 3]);
+    if (r === 1) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
     throw takeError();
   }
 
@@ -301,7 +328,7 @@ export function create(instantiate) {
     ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
     : { register() {}, unregister() {} };
   function release(gen, slot) {
-    w.sd_gen_free(gen);
+    gen_free(gen);
     if (slot >= 0) {
       clocks[slot] = undefined;
       freeClocks.push(slot);
@@ -309,9 +336,7 @@ export function create(instantiate) {
   }
   const FREED = -1; // an address past the end of memory: any use traps
 
-  const sdNext = w.sd_next;
-
-  /** A Snowflake ID generator. */
+    /** A Snowflake ID generator. */
   class Snowdrift {
     #gen;
     #slot;
@@ -334,11 +359,11 @@ export function create(instantiate) {
         slot = freeClocks.length ? freeClocks.pop() : clocks.length;
         clocks[slot] = clock;
       }
-      const gen = w.sd_gen_new(layout, node, policy, bound, slot);
+      const gen = gen_new(layout, node, policy, bound, slot);
       views();
-      if (gen === 0 || (notBefore !== undefined && w.sd_gen_resume(gen, notBefore) < 0)) {
+      if (gen === 0 || (notBefore !== undefined && gen_resume(gen, notBefore) < 0)) {
         const error = takeError();
-        if (gen !== 0) w.sd_gen_free(gen);
+        if (gen !== 0) gen_free(gen);
         if (slot >= 0) {
           clocks[slot] = undefined;
           freeClocks.push(slot);
@@ -347,14 +372,14 @@ export function create(instantiate) {
       }
       this.#gen = gen;
       this.#slot = slot;
-      this.#layout = w.sd_gen_layout(gen);
+      this.#layout = gen_layout(gen);
       registry.register(this, { gen, slot }, this);
     }
 
     /** The next ID. */
     next() {
       if (inClock) throw reentered();
-      const r = sdNext(this.#gen);
+      const r = gen_next(this.#gen);
       return r >= 0n ? r : idOut(r);
     }
 
@@ -371,7 +396,7 @@ export function create(instantiate) {
       const at = (io + IO_BATCH) >> 3;
       for (let done = 0; done < n;) {
         const k = Math.min(n - done, BATCH_CAP);
-        if (w.sd_fill(this.#gen, k) < 0) throw takeError();
+        if (gen_fill(this.#gen, k) < 0) throw takeError();
         out.set(u64.subarray(at, at + k), done);
         done += k;
       }
@@ -381,7 +406,7 @@ export function create(instantiate) {
     /** The next ID if one is ready without waiting, else `undefined`. */
     tryNext() {
       if (inClock) throw reentered();
-      const r = w.sd_try_next(this.#gen);
+      const r = gen_try_next(this.#gen);
       if (r >= 0n) return r;
       if (r === -1n && errorKind() === ERR_WOULD_BLOCK && !clockError) return undefined;
       return idOut(r);
@@ -394,7 +419,7 @@ export function create(instantiate) {
 
     /** The node id. */
     get node() {
-      return w.sd_gen_node(this.#gen);
+      return gen_node(this.#gen);
     }
 
     /** Releases the wasm memory now instead of when the object is garbage-collected. */
@@ -419,14 +444,14 @@ export function create(instantiate) {
     }
     /** A new ObjectId. */
     static generate() {
-      const timestamp = w.sd_objectid_generate();
+      const timestamp = objectid_generate();
       if (timestamp < 0) throw takeError();
       return new ObjectId(KEY, textOut(24), timestamp);
     }
     /** Parses 24 hex digits. */
     static parse(hex) {
       const s = strArg("hex", hex);
-      const timestamp = w.sd_objectid_parse(textIn("hex", s));
+      const timestamp = objectid_parse(textIn("hex", s));
       if (timestamp < 0) throw parseError("ObjectId", s);
       return new ObjectId(KEY, textOut(24), timestamp);
     }
@@ -475,12 +500,12 @@ export function create(instantiate) {
       const timeMs = intArg("timestampMs", time, 0, MAX_SAFE);
       const sequence = parts.sequence === undefined ? 0 : intArg("sequence", parts.sequence, 0, MAX_SAFE);
       const node = nodeArg(parts, l);
-      return idOut(w.sd_compose(l, timeMs, node, sequence));
+      return idOut(wasmCompose(l, timeMs, node, sequence));
     },
     /** `toBase32(id)`: 13 Crockford base32 characters that sort like the number. */
     toBase32(id) {
       if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
-      w.sd_to_base32(id);
+      to_base32(id);
       // 13 characters, read one by one (no subarray, no apply).
       const t = io + IO_TEXT;
       return String.fromCharCode(u8[t], u8[t + 1], u8[t + 2], u8[t + 3], u8[t + 4], u8[t + 5],
@@ -489,17 +514,17 @@ export function create(instantiate) {
     /** `fromBase32(text)`: the ID written as 13 Crockford base32 characters. */
     fromBase32(text) {
       const s = strArg("text", text);
-      return idOut(w.sd_from_base32(textIn("text", s)), () => parseError("base32", s));
+      return idOut(from_base32(textIn("text", s)), () => parseError("base32", s));
     },
     /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
     minIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(w.sd_min_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+      return idOut(min_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
     },
     /** `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`. */
     maxIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(w.sd_max_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+      return idOut(max_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
     },
   };
 }

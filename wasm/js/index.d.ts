@@ -1,5 +1,5 @@
-/** Names of the preset layouts. */
-export type LayoutName = "default" | "twitter" | "discord" | "sonyflake" | "instagram" | "baidu";
+/** Names of the preset layouts (the core's, written in when the package is built). */
+export type LayoutName = "@PRESETS";
 
 /** A custom layout: field widths (bits), the time unit and the epoch (Unix ms). */
 export interface LayoutSpec {

@@ -4,4 +4,4 @@ const { join } = require("node:path");
 const { create } = require("./api.cjs");
 
 const wasm = new WebAssembly.Module(readFileSync(join(__dirname, "snowdrift.wasm")));
-module.exports = create((imports) => new WebAssembly.Instance(wasm, imports).exports);
+module.exports = create(wasm);

@@ -4,4 +4,4 @@ import wasm from "./snowdrift.wasm";
 import { create } from "./api.mjs";
 
 export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt } =
-  create((imports) => new WebAssembly.Instance(wasm, imports).exports);
+  create(wasm);

@@ -1,42 +1,24 @@
 //! The core `Clock` over JS time: `Date.now()` by default, or a user's `clock` function.
 
 use snowdrift::Clock;
+use wasm_bindgen::prelude::wasm_bindgen;
 
-#[cfg(target_arch = "wasm32")]
-mod imports {
-    #[link(wasm_import_module = "env")]
-    extern "C" {
-        /// `Date.now`.
-        pub fn now() -> f64;
-        /// The user's clock function number `slot`: Unix ms in 0..2^53, or -1 if it threw
-        /// or returned something else (JS keeps that error and throws it).
-        pub fn clock(slot: u32) -> f64;
-        /// `crypto.getRandomValues` over `len` bytes at `ptr`.
-        pub fn random(ptr: *mut u8, len: u32);
-    }
-}
-
-/// Stand-ins for host builds (tests and lints): the system clock, no custom clocks.
-#[cfg(not(target_arch = "wasm32"))]
-mod imports {
-    pub unsafe fn now() -> f64 {
-        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        since.map_or(0.0, |d| d.as_millis() as f64)
-    }
-    pub unsafe fn clock(_slot: u32) -> f64 {
-        -1.0
-    }
-    pub unsafe fn random(ptr: *mut u8, len: u32) {
-        for i in 0..len as usize {
-            *ptr.add(i) = (i as u8).wrapping_mul(151).wrapping_add(7);
-        }
-    }
+// The package's `host.mjs`, next to the glue: `now` is `Date.now` itself, imported without
+// a wrapper; `clock` and `random` reach the JS layer's state.
+#[wasm_bindgen(raw_module = "./host.mjs")]
+extern "C" {
+    /// `Date.now`.
+    fn now() -> f64;
+    /// The user's clock function number `slot`: Unix ms in 0..2^53, or -1 if it threw or
+    /// returned something else (JS keeps that error and throws it).
+    fn clock(slot: u32) -> f64;
+    /// `crypto.getRandomValues` over `len` bytes at `ptr`.
+    fn random(ptr: *mut u8, len: usize);
 }
 
 /// Fills `buf` from `crypto.getRandomValues`.
-pub fn random(buf: &mut [u8]) {
-    // SAFETY: the import writes exactly `len` bytes at `ptr`, inside `buf`.
-    unsafe { imports::random(buf.as_mut_ptr(), buf.len() as u32) }
+pub fn fill_random(buf: &mut [u8]) {
+    random(buf.as_mut_ptr(), buf.len());
 }
 
 /// A reading no layout accepts: the generator reports it as a time error, and JS then
@@ -63,12 +45,9 @@ pub enum JsClock {
 impl Clock for JsClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        // SAFETY: the imports take and return plain numbers.
-        let ms = unsafe {
-            match *self {
-                JsClock::DateNow => imports::now(),
-                JsClock::Custom(slot) => imports::clock(slot),
-            }
+        let ms = match *self {
+            JsClock::DateNow => now(),
+            JsClock::Custom(slot) => clock(slot),
         };
         // Date.now() is an integer in 0..2^53; a custom reading was checked by JS (and
         // its fraction dropped here), or is -1 for a failure.

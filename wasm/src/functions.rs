@@ -1,10 +1,11 @@
 //! Layouts and the free functions: decode, compose, text forms, ID ranges for a time.
 //!
-//! Layouts are passed by address: `sd_layout_default`, a preset from `sd_layout_preset`,
-//! the one custom layout slot filled by `sd_layout_custom`, or a generator's.
+//! Layouts are passed by address: `layout_default`, a preset from `layout_preset`, the
+//! one custom layout slot filled by `layout_custom`, or a generator's (`gen_layout`).
 
 use core::cell::UnsafeCell;
 use snowdrift::{text, Layout, Order, Parts};
+use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::io::{self, fail, id_result, text_in, text_out, ERR_RANGE};
 
@@ -16,32 +17,39 @@ static DEFAULT: Layout = Layout::DEFAULT;
 static CUSTOM: Slot = Slot(UnsafeCell::new(Layout::DEFAULT));
 
 /// The default layout.
-#[no_mangle]
-pub extern "C" fn sd_layout_default() -> *const Layout {
+#[wasm_bindgen]
+pub fn layout_default() -> *const Layout {
     &DEFAULT
 }
 
-/// The preset named by the `len` bytes in the text buffer, or 0 for an unknown name. JS
-/// asks once per name and keeps the address (six presets at most: a few bytes each).
-/// The presets, at fixed addresses.
-static PRESETS: [(&str, Layout); 6] = Layout::PRESETS;
+/// The core's presets, at fixed addresses. JS reads their names and addresses once, when
+/// it loads (`preset_name`, `layout_preset`): the names users write come from here.
+static PRESETS: [(&str, Layout); Layout::PRESETS.len()] = Layout::PRESETS;
 
-#[no_mangle]
-pub extern "C" fn sd_layout_preset(len: u32) -> *const Layout {
-    let name = text_in(len);
-    match PRESETS.iter().find(|(n, _)| *n == name) {
-        Some((_, layout)) => layout,
-        None => core::ptr::null(),
-    }
+/// Writes the name of preset number `index` into the text buffer and returns its length,
+/// or 0 past the last preset.
+#[wasm_bindgen]
+pub fn preset_name(index: u32) -> u32 {
+    PRESETS
+        .get(index as usize)
+        .map_or(0, |(name, _)| text_out(name))
+}
+
+/// The address of preset number `index` (null past the last preset).
+#[wasm_bindgen]
+pub fn layout_preset(index: u32) -> *const Layout {
+    PRESETS
+        .get(index as usize)
+        .map_or(core::ptr::null(), |(_, layout)| layout)
 }
 
 /// A custom layout (field widths checked by the core), in the one custom slot: valid
 /// until the next call. `split` says datacenter + worker were given instead of node bits;
 /// `order` 1 is sequence-then-node. Returns 0 with the error recorded if the core rejects
 /// it.
-#[no_mangle]
+#[wasm_bindgen]
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn sd_layout_custom(
+pub fn layout_custom(
     time_bits: u32,
     node_bits: u32,
     datacenter_bits: u32,
@@ -84,9 +92,9 @@ pub extern "C" fn sd_layout_custom(
 /// 1 the largest datacenter id, 2 the largest worker id, 3 whether the node is split (1).
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_layout_fact(layout: *const Layout, field: u32) -> f64 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
     let l = &*layout;
     (match field {
         0 => l.max_node(),
@@ -99,9 +107,9 @@ pub unsafe extern "C" fn sd_layout_fact(layout: *const Layout, field: u32) -> f6
 /// The node id of `datacenter` + `worker` (each already within its field's range).
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_node_from(layout: *const Layout, datacenter: f64, worker: f64) -> f64 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> f64 {
     match (*layout).node_from(datacenter as u64, worker as u64) {
         Ok(node) => node as f64,
         Err(e) => {
@@ -112,12 +120,14 @@ pub unsafe extern "C" fn sd_node_from(layout: *const Layout, datacenter: f64, wo
 }
 
 /// Decodes `id` into the number slots: time (Unix ms), node, datacenter, worker, sequence.
-/// Returns 1 for a split layout, 0 for an unsplit one, -1 with the error recorded.
+/// Returns [`DECODED_SPLIT`] for a split layout, plus [`DECODED_SMALL`] when the layout's
+/// node and sequence fields fit in 31 bits (JS then keeps them as small integers, which
+/// it stores without allocating); or -1 with the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_decode(layout: *const Layout, id: i64) -> i32 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
     let l = &*layout;
     match l.decode(id as u64) {
         Ok(p) => {
@@ -125,13 +135,16 @@ pub unsafe extern "C" fn sd_decode(layout: *const Layout, id: i64) -> i32 {
             num[0] = p.time_ms as f64;
             num[1] = p.node as f64;
             num[4] = p.sequence as f64;
+            let mut kind = 0;
             if l.is_split() {
                 num[2] = l.datacenter_of(p.node) as f64;
                 num[3] = l.worker_of(p.node) as f64;
-                1
-            } else {
-                0
+                kind |= DECODED_SPLIT;
             }
+            if l.node_bits() <= 31 && l.sequence_bits() <= 31 {
+                kind |= DECODED_SMALL;
+            }
+            kind
         }
         Err(e) => {
             fail(ERR_RANGE, &e.message());
@@ -140,18 +153,18 @@ pub unsafe extern "C" fn sd_decode(layout: *const Layout, id: i64) -> i32 {
     }
 }
 
+/// `decode`'s result bit: the layout splits the node into datacenter + worker.
+const DECODED_SPLIT: i32 = 1;
+/// `decode`'s result bit: node, datacenter, worker and sequence are below 2^31.
+const DECODED_SMALL: i32 = 2;
+
 /// The ID of these parts (each an integer already checked against 0..2^53), or -1 with
 /// the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_compose(
-    layout: *const Layout,
-    time_ms: f64,
-    node: f64,
-    sequence: f64,
-) -> i64 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: f64) -> i64 {
     let parts = Parts {
         time_ms: time_ms as u64,
         node: node as u64,
@@ -163,9 +176,9 @@ pub unsafe extern "C" fn sd_compose(
 /// The smallest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
     id_result((*layout).min_id_at(time_ms as u64), |e| {
         fail(ERR_RANGE, &e.message())
     })
@@ -174,23 +187,23 @@ pub unsafe extern "C" fn sd_min_id_at(layout: *const Layout, time_ms: f64) -> i6
 /// The largest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `sd_layout_*` or `sd_gen_layout`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_max_id_at(layout: *const Layout, time_ms: f64) -> i64 {
+/// `layout` is an address from `layout_*` or `gen_layout`.
+#[wasm_bindgen]
+pub unsafe fn max_id_at(layout: *const Layout, time_ms: f64) -> i64 {
     id_result((*layout).max_id_at(time_ms as u64), |e| {
         fail(ERR_RANGE, &e.message())
     })
 }
 
 /// Writes the 13 Crockford base32 characters of `id` into the text buffer.
-#[no_mangle]
-pub extern "C" fn sd_to_base32(id: i64) -> u32 {
+#[wasm_bindgen]
+pub fn to_base32(id: i64) -> u32 {
     text_out(&text::to_base32(id as u64))
 }
 
 /// Parses the base32 text of `len` bytes in the text buffer, or -1 with the error recorded.
-#[no_mangle]
-pub extern "C" fn sd_from_base32(len: u32) -> i64 {
+#[wasm_bindgen]
+pub fn from_base32(len: u32) -> i64 {
     id_result(text::parse_base32(text_in(len)), |e| {
         fail(ERR_RANGE, &e.message())
     })
@@ -198,8 +211,8 @@ pub extern "C" fn sd_from_base32(len: u32) -> i64 {
 
 /// Parses the decimal text of `len` bytes in the text buffer, or -1 with the error
 /// recorded.
-#[no_mangle]
-pub extern "C" fn sd_parse_decimal(len: u32) -> i64 {
+#[wasm_bindgen]
+pub fn parse_decimal(len: u32) -> i64 {
     id_result(text::parse_decimal(text_in(len)), |e| {
         fail(ERR_RANGE, &e.message())
     })

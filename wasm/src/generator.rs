@@ -4,10 +4,12 @@
 use alloc::boxed::Box;
 use snowdrift::{Generator, Layout, Policy};
 
+use wasm_bindgen::prelude::wasm_bindgen;
+
 use crate::clock::JsClock;
 use crate::io::{self, fail_gen, id_result, BATCH_CAP};
 
-/// A generator with a copy of its layout (which `sd_decode` takes by address).
+/// A generator with a copy of its layout (which `decode` takes by address).
 pub struct Gen {
     gen: Generator<JsClock>,
     layout: Layout,
@@ -24,9 +26,9 @@ pub const POLICY_WAIT: u32 = 1;
 /// Returns its address, or 0 with the error recorded.
 ///
 /// # Safety
-/// `layout` points to a layout from `sd_layout_*`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_gen_new(
+/// `layout` points to a layout from `layout_*`.
+#[wasm_bindgen]
+pub unsafe fn gen_new(
     layout: *const Layout,
     node: f64,
     policy: u32,
@@ -64,7 +66,7 @@ pub unsafe extern "C" fn sd_gen_new(
 fn heap<T>(value: T) -> *mut T {
     let layout = core::alloc::Layout::new::<T>();
     // SAFETY: `T` is not zero-sized (a generator), and a non-null result is a fresh,
-    // suitably aligned block for one `T`, which `Box::from_raw` in `sd_gen_free` frees.
+    // suitably aligned block for one `T`, which `Box::from_raw` in `gen_free` frees.
     unsafe {
         let ptr = alloc::alloc::alloc(layout).cast::<T>();
         if ptr.is_null() {
@@ -79,18 +81,18 @@ fn heap<T>(value: T) -> *mut T {
 /// Releases a generator.
 ///
 /// # Safety
-/// `gen` came from `sd_gen_new` and is not used again.
-#[no_mangle]
-pub unsafe extern "C" fn sd_gen_free(gen: *mut Gen) {
+/// `gen` came from `gen_new` and is not used again.
+#[wasm_bindgen]
+pub unsafe fn gen_free(gen: *mut Gen) {
     drop(Box::from_raw(gen));
 }
 
 /// Never issue an ID at or below `id`. Returns 0, or -1 with the error recorded.
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_gen_resume(gen: *mut Gen, id: i64) -> i32 {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_resume(gen: *mut Gen, id: i64) -> i32 {
     match (*gen).gen.resume_after(id as u64) {
         Ok(()) => 0,
         Err(e) => {
@@ -103,9 +105,9 @@ pub unsafe extern "C" fn sd_gen_resume(gen: *mut Gen, id: i64) -> i32 {
 /// The next ID, or -1 with the error recorded.
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_next(gen: *mut Gen) -> i64 {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
     id_result((*gen).gen.next(), fail_gen)
 }
 
@@ -113,9 +115,9 @@ pub unsafe extern "C" fn sd_next(gen: *mut Gen) -> i64 {
 /// (would-block when it would have to wait).
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_try_next(gen: *mut Gen) -> i64 {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
     id_result((*gen).gen.try_next(), fail_gen)
 }
 
@@ -123,9 +125,9 @@ pub unsafe extern "C" fn sd_try_next(gen: *mut Gen) -> i64 {
 /// Returns `n`, or -1 with the error recorded.
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_fill(gen: *mut Gen, n: u32) -> i32 {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
     let gen = &mut (*gen).gen;
     let n = (n as usize).min(BATCH_CAP);
     let mut done = 0;
@@ -142,20 +144,20 @@ pub unsafe extern "C" fn sd_fill(gen: *mut Gen, n: u32) -> i32 {
     n as i32
 }
 
-/// The generator's layout, for `sd_decode`.
+/// The generator's layout, for `decode`.
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_gen_layout(gen: *mut Gen) -> *const Layout {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_layout(gen: *mut Gen) -> *const Layout {
     &(*gen).layout
 }
 
 /// The generator's node id.
 ///
 /// # Safety
-/// `gen` is a live generator from `sd_gen_new`.
-#[no_mangle]
-pub unsafe extern "C" fn sd_gen_node(gen: *mut Gen) -> f64 {
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_node(gen: *mut Gen) -> f64 {
     (*gen).gen.node() as f64
 }

@@ -1,6 +1,7 @@
 //! The fixed buffers JS reads and writes, and the error slot.
 
 use core::cell::UnsafeCell;
+use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Error kind: a value out of range (JS `RangeError`).
 pub const ERR_RANGE: u32 = 1;
@@ -59,8 +60,8 @@ pub fn io() -> &'static mut Io {
 }
 
 /// The address of the shared buffers, for JS.
-#[no_mangle]
-pub extern "C" fn sd_io() -> *mut Io {
+#[wasm_bindgen]
+pub fn buffers() -> *mut Io {
     IO.0.get()
 }
 

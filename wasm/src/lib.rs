@@ -1,21 +1,23 @@
-//! The wasm layer of the `snowdrift` npm package: plain exported functions (no
-//! wasm-bindgen) over the core, called by the package's hand-written JS (`wasm/js/api.mjs`).
-//! It holds no ID logic: every export calls a core function and moves numbers and short
-//! strings across.
+//! The wasm layer of the `snowdrift` npm package: `#[wasm_bindgen]` free functions over
+//! the core, called by the package's JS layer (`wasm/js/api.mjs`) through the glue that the
+//! wasm-bindgen CLI generates (`--target web`, loaded with `initSync` in every runtime).
+//! It holds no ID logic: every export calls a core function and moves numbers across.
 //!
-//! The ABI: IDs cross as `i64` (JS `bigint`), small integers as `f64` or `u32`. A call that
-//! can fail returns a sentinel (`-1`, or `0` for pointers) and records the error in [`io`]:
+//! Numbers only, so the glue passes every argument and result straight through: IDs cross
+//! as `i64` (a JS `bigint`, never converted), small integers as `f64` or `u32`, layouts and
+//! generators as wasm addresses. No export returns a `Result` or takes a class: a call that
+//! can fail returns a sentinel (`-1`, or a null address) and records the error in [`io`]:
 //! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. As
 //! `-1` is also the bit pattern of the ID 2^64-1, JS reads the kind before it believes a
 //! `-1`. Strings cross through the text buffer, decoded parts through the number slots,
 //! batches through the batch buffer (all at fixed addresses, see [`io`]).
 //!
-//! Imports (module `env`): `now() -> f64` (`Date.now`), `clock(slot) -> f64` (the user's
-//! clock function number `slot`, already checked by JS: Unix ms, or `-1` if it failed) and
-//! `random(ptr, len)` (`crypto.getRandomValues`).
+//! Imports (`clock.rs`), from the package's `host.mjs`: `now()` (`Date.now` itself, no
+//! wrapper), `clock(slot)` (the user's clock function number `slot`, already checked by
+//! JS: Unix ms, or `-1` if it failed) and `random(ptr, len)` (`crypto.getRandomValues`).
 //!
-//! The crate builds for the host too (with stand-in imports), so `cargo clippy
-//! --workspace` and `cargo test --workspace` cover it.
+//! Adding an export: a `#[wasm_bindgen] pub fn` over numbers in the module of its concept
+//! (`generator.rs`, `functions.rs`, `objectid.rs`), then import it by name in `api.mjs`.
 
 #![cfg_attr(target_arch = "wasm32", no_std)]
 

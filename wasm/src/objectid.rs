@@ -4,7 +4,9 @@
 use core::cell::UnsafeCell;
 use snowdrift::{ObjectId, ObjectIdGenerator};
 
-use crate::clock::{random, JsClock};
+use wasm_bindgen::prelude::wasm_bindgen;
+
+use crate::clock::{fill_random, JsClock};
 use crate::io::{fail, fail_gen, text_in, text_out, ERR_RANGE};
 
 struct Shared(UnsafeCell<Option<ObjectIdGenerator<JsClock>>>);
@@ -17,13 +19,13 @@ static GENERATOR: Shared = Shared(UnsafeCell::new(None));
 
 /// A new ObjectId: its 24 hex digits into the text buffer; returns its timestamp (s), or
 /// -1 with the error recorded.
-#[no_mangle]
-pub extern "C" fn sd_objectid_generate() -> f64 {
+#[wasm_bindgen]
+pub fn objectid_generate() -> f64 {
     // SAFETY: one thread; the reference does not outlive this call.
     let slot = unsafe { &mut *GENERATOR.0.get() };
     let gen = slot.get_or_insert_with(|| {
         let mut bytes = [0u8; 8];
-        random(&mut bytes);
+        fill_random(&mut bytes);
         let [p0, p1, p2, p3, p4, c0, c1, c2] = bytes;
         let counter = u32::from_be_bytes([0, c0, c1, c2]);
         ObjectIdGenerator::new(JsClock::DateNow, [p0, p1, p2, p3, p4], counter)
@@ -39,8 +41,8 @@ pub extern "C" fn sd_objectid_generate() -> f64 {
 
 /// Parses the `len` bytes of hex in the text buffer; writes the lowercase form back and
 /// returns the timestamp (s), or -1 with the error recorded.
-#[no_mangle]
-pub extern "C" fn sd_objectid_parse(len: u32) -> f64 {
+#[wasm_bindgen]
+pub fn objectid_parse(len: u32) -> f64 {
     match ObjectId::parse(text_in(len)) {
         Ok(id) => put(id),
         Err(e) => {

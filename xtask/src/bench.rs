@@ -4,15 +4,8 @@
 use crate::util::{cargo, Result};
 
 pub fn run() -> Result {
-    let core = cargo(&[
-        "bench",
-        "-p",
-        "snowdrift",
-        "--features",
-        "atomic",
-        "--bench",
-        "compare",
-    ]);
+    // The core against its peer crates (bench/benches/compare.rs).
+    let core = cargo(&["bench", "-p", "snowdrift-bench", "--bench", "compare"]);
     // The npm package's benchmark runs even if another one failed.
     crate::npm::bench()?;
     core

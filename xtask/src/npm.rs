@@ -1,15 +1,28 @@
 //! `cargo xtask npm`: builds the `snowdrift` npm package into `wasm/pkg/`, and the `npm`
 //! test suite and JS benchmark that run against it.
 //!
-//! The package is a release build of the `snowdrift-wasm` crate (plain exported functions,
-//! no wasm-bindgen) passed through `wasm-opt -Oz` (npm `binaryen`), plus the hand-written
-//! files in `wasm/js/`: the JS API over the exports (`api.mjs`, and `api.cjs` made from it
-//! here), the entry points, the types, the `snowdrift` command and package.json.
+//! The package is a release build of the `snowdrift-wasm` crate (`#[wasm_bindgen]` free
+//! functions) run through the wasm-bindgen CLI (`--target web`) and `wasm-opt -Oz` (npm
+//! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
+//! here with the generated glue and `host.mjs` into `api.mjs` and `api.cjs`), the entry
+//! points, the types, the `snowdrift` command and package.json. The names of the core's
+//! preset layouts are written into the types and the command's help from
+//! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm.
+//!
+//! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
+//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
+//! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
+//! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
+//! except the files bundled into the API module ([`BUNDLED`]). Adding a wasm export: a
+//! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{self, cargo, ensure_apt, ensure_targets, root, run_in, Result};
+use crate::util::{self, cargo, ensure_apt, ensure_targets, output, root, run_in, Result};
+
+/// Files of `wasm/js/` that go into the package only inside the bundled API module.
+const BUNDLED: &[&str] = &["api.mjs", "host.mjs"];
 
 pub fn js_dir() -> PathBuf {
     root().join("tests/js")
@@ -22,7 +35,37 @@ pub fn pkg_dir() -> PathBuf {
 /// Installs what building the package needs, skipping what is there.
 fn ensure_tools() -> Result {
     ensure_targets(&["wasm32-unknown-unknown"])?;
+    ensure_wasm_bindgen()?;
     ensure_node_modules()
+}
+
+/// The version of the `wasm-bindgen` crate in Cargo.lock (pinned with `=` in
+/// wasm/Cargo.toml): the CLI must be the same version.
+pub fn wasm_bindgen_version() -> Result<String> {
+    let lock = fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == "name = \"wasm-bindgen\"" {
+            let version = lines.next().and_then(|l| l.strip_prefix("version = \""));
+            if let Some(v) = version.and_then(|v| v.strip_suffix('"')) {
+                return Ok(v.to_string());
+            }
+        }
+    }
+    Err("Cargo.lock has no wasm-bindgen package".into())
+}
+
+/// Installs the wasm-bindgen CLI (`wasm-bindgen`, `wasm-bindgen-test-runner`) of the
+/// crate's version unless `wasm-bindgen --version` already matches (a few minutes, once).
+pub fn ensure_wasm_bindgen() -> Result {
+    let version = wasm_bindgen_version()?;
+    let installed = output("wasm-bindgen", &["--version"]).unwrap_or_default();
+    if installed.split_whitespace().nth(1) == Some(version.as_str()) {
+        return Ok(());
+    }
+    // Not `--locked`: the CLI's own lockfile names crate versions the registry may lack.
+    cargo(&["install", "wasm-bindgen-cli", "--version", &version])
 }
 
 /// Installs tests/js/node_modules when it is missing or older than the lockfile.
@@ -68,11 +111,29 @@ pub fn build() -> Result {
         "wasm-release",
     ])?;
     let wasm = root().join("target/wasm32-unknown-unknown/wasm-release/snowdrift_wasm.wasm");
+    // The glue, generated next to copies of the hand-written JS it is bundled with.
+    let stage = root().join("target/npm");
     let pkg = pkg_dir();
-    if pkg.exists() {
-        fs::remove_dir_all(&pkg).map_err(|e| format!("cannot clear {}: {e}", pkg.display()))?;
+    for dir in [&stage, &pkg] {
+        if dir.exists() {
+            fs::remove_dir_all(dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+        }
+        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    fs::create_dir_all(&pkg).map_err(|e| format!("cannot create {}: {e}", pkg.display()))?;
+    copy_dir(&root().join("wasm/js"), &stage, &[])?;
+    util::run(
+        "wasm-bindgen",
+        &[
+            "--target",
+            "web",
+            "--no-typescript",
+            "--out-name",
+            "snowdrift_wasm",
+            "--out-dir",
+            path_str(&stage)?,
+            path_str(&wasm)?,
+        ],
+    )?;
     let wasm_opt = js_dir().join("node_modules/.bin/wasm-opt");
     util::run(
         path_str(&wasm_opt)?,
@@ -88,38 +149,78 @@ pub fn build() -> Result {
             "--strip-debug",
             "--strip-producers",
             "--strip-target-features",
-            path_str(&wasm)?,
+            path_str(&stage.join("snowdrift_wasm_bg.wasm"))?,
             "-o",
             path_str(&pkg.join("snowdrift.wasm"))?,
         ],
     )?;
-    copy_dir(&root().join("wasm/js"), &pkg)?;
-    // The API module, minified (it is most of the JS a page downloads), once as an ES
-    // module and once as CommonJS, so that require("snowdrift") needs no require(esm).
+    copy_dir(&root().join("wasm/js"), &pkg, BUNDLED)?;
+    // The API module with the glue, minified (it is most of the JS a page downloads),
+    // once as an ES module and once as CommonJS, so that require("snowdrift") needs no
+    // require(esm). Only `initSync` is imported from the glue: its async loader (and its
+    // `import.meta`) is left out.
     let esbuild = js_dir().join("node_modules/.bin/esbuild");
-    // `snowdrift/browser` (offline.js) likewise, as an ES module only.
-    for (source, format, file) in [
-        ("api.mjs", "esm", "api.mjs"),
-        ("api.mjs", "cjs", "api.cjs"),
-        ("offline.js", "esm", "offline.js"),
-    ] {
-        let src = root().join("wasm/js").join(source);
+    let api = stage.join("api.mjs");
+    for (format, file) in [("esm", "api.mjs"), ("cjs", "api.cjs")] {
         let out = format!("--outfile={}", path_str(&pkg.join(file))?);
         util::run(
             path_str(&esbuild)?,
             &[
-                path_str(&src)?,
+                path_str(&api)?,
+                "--bundle",
                 "--minify",
                 "--target=es2022",
                 "--log-level=warning",
+                // The glue's unused async loader reads import.meta; it is dropped.
+                "--log-override:empty-import-meta=silent",
                 &format!("--format={format}"),
                 &out,
             ],
         )?;
     }
+    // `snowdrift/browser` (offline.js), minified as an ES module; it imports the browser
+    // entry, so it is not bundled.
+    let out = format!("--outfile={}", path_str(&pkg.join("offline.js"))?);
+    util::run(
+        path_str(&esbuild)?,
+        &[
+            path_str(&root().join("wasm/js/offline.js"))?,
+            "--minify",
+            "--target=es2022",
+            "--log-level=warning",
+            "--format=esm",
+            &out,
+        ],
+    )?;
+    fill_preset_names(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
+    Ok(())
+}
+
+/// Writes the names of the core's presets where the package lists them: the `LayoutName`
+/// union of the types and the command's help. The sources hold the marker `"@PRESETS"`.
+fn fill_preset_names(pkg: &Path) -> Result {
+    let names: Vec<&str> = snowdrift::Layout::PRESETS.iter().map(|(n, _)| *n).collect();
+    let union = names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    for (file, with) in [
+        ("index.d.ts", union),
+        ("bin/snowdrift.cjs", format!("\"{}\"", names.join(", "))),
+    ] {
+        let path = pkg.join(file);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if !text.contains("\"@PRESETS\"") {
+            return Err(format!("{} has no \"@PRESETS\" marker", path.display()));
+        }
+        fs::write(&path, text.replace("\"@PRESETS\"", &with))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     Ok(())
 }
 
@@ -148,14 +249,18 @@ pub fn path_str(p: &Path) -> Result<&str> {
         .ok_or_else(|| format!("path is not UTF-8: {}", p.display()))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result {
+/// Copies a directory tree, leaving out the top-level files named in `skip`.
+fn copy_dir(from: &Path, to: &Path, skip: &[&str]) -> Result {
     let entries = fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     for entry in entries {
         let entry = entry.map_err(|e| e.to_string())?;
+        if skip.iter().any(|s| entry.file_name() == *s) {
+            continue;
+        }
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if src.is_dir() {
             fs::create_dir_all(&dst).map_err(|e| e.to_string())?;
-            copy_dir(&src, &dst)?;
+            copy_dir(&src, &dst, &[])?;
         } else {
             fs::copy(&src, &dst).map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
         }

@@ -1,6 +1,6 @@
 //! `cargo xtask test`: every suite, after installing what is missing.
 
-use crate::util::{self, cargo, ensure_targets, root, run_in, Result};
+use crate::util::{self, cargo, cargo_bin, ensure_apt, ensure_targets, root, run_in, Result};
 
 /// Targets the no_std builds (and later the wasm and firmware suites) need.
 pub const TARGETS: &[&str] = &[
@@ -25,6 +25,7 @@ pub fn run(args: &[String]) -> Result {
         ("stress", stress),
         ("fuzz", fuzz),
         ("no_std", no_std),
+        ("wasm-core", wasm_core),
         ("firmware", firmware),
         ("npm", crate::npm::test),
         ("www", crate::www::test),
@@ -139,7 +140,7 @@ fn release_test(test: &str, extra: &[&str], env: &[(&str, &str)]) -> Result {
         test,
     ];
     args.extend(extra);
-    run_in(&root(), &crate::util::cargo_bin(), &args, env)
+    run_in(&root(), &cargo_bin(), &args, env)
 }
 
 fn loom() -> Result {
@@ -182,10 +183,42 @@ fn no_std() -> Result {
     ])
 }
 
+/// The core's integration tests inside wasm32 (wasm/core-tests), with wasm-bindgen-test:
+/// in Node, then in headless Chromium (through chromedriver, served from 127.0.0.1).
+fn wasm_core() -> Result {
+    ensure_apt(&[
+        ("chromium", "chromium"),
+        ("chromium-driver", "chromedriver"),
+    ])?;
+    crate::npm::ensure_wasm_bindgen()?;
+    let args = [
+        "test",
+        "-p",
+        "snowdrift-core-tests",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--test",
+        "core",
+    ];
+    // The runner, wasm-bindgen-test-runner, is set in .cargo/config.toml.
+    eprintln!("in Node:");
+    run_in(&root(), &cargo_bin(), &args, &[])?;
+    eprintln!("in headless Chromium:");
+    run_in(
+        &root(),
+        &cargo_bin(),
+        &args,
+        &[
+            ("WASM_BINDGEN_USE_BROWSER", "1"),
+            ("CHROMEDRIVER", "/usr/bin/chromedriver"),
+        ],
+    )
+}
+
 fn firmware() -> Result {
     crate::firmware::setup()?;
     let dir = crate::firmware::firmware_dir();
-    let cargo_path = crate::util::cargo_bin();
+    let cargo_path = cargo_bin();
     run_in(&dir, &cargo_path, &["fmt", "--check"], &[])?;
     for board in crate::firmware::BOARDS {
         run_in(

@@ -4,11 +4,13 @@
 // npx snowdrift generate [-n 10] [--node 3] [--layout twitter]
 const { Snowdrift, decode, toBase32, fromBase32 } = require("../node.cjs");
 
+// The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
+const PRESETS = "@PRESETS";
 const USAGE = `usage:
   snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal or base32)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
-layouts: default, twitter, discord, sonyflake, instagram, baidu, or a JSON object
+layouts: ${PRESETS}, or a JSON object
          such as '{"timeBits":41,"nodeBits":10,"sequenceBits":12,"epochMs":1704067200000}'`;
 
 function parseArgs(argv) {
@@ -50,7 +52,7 @@ function idOf(text) {
 function main(argv) {
   const [command, ...args] = argv;
   const { flags, rest } = parseArgs(args);
-  if (command === undefined || flags.help || command === "help") {
+  if (command === undefined || flags.help || ["help", "--help", "-h"].includes(command)) {
     console.log(USAGE);
     return 0;
   }

@@ -1,5 +1,6 @@
 //! snowdrift against its peers (`ferroid`, `snowflaked`, `snowflake_me`), measured in one
-//! process and printed as a markdown table: `cargo xtask bench`.
+//! process and printed as a markdown table: `cargo xtask bench`
+//! (crate `snowdrift-bench`, so the peers stay out of the core's dependencies).
 //!
 //! How it measures:
 //! - Every figure is the median of many short samples (31 of 4 ms; 45 of 1 ms on the
@@ -1051,7 +1052,7 @@ fn main() {
     println!();
     println!(
         "snowdrift {} vs ferroid 2.0, snowflaked 1.0, snowflake_me 2.2 ({}; medians of interleaved samples; Twitter layout)",
-        env!("CARGO_PKG_VERSION"),
+        snowdrift_version(),
         cpu()
     );
     println!();
@@ -1084,6 +1085,15 @@ fn main() {
         println!("- {note}");
     }
     eprintln!("benchmarks took {:.0} s", began.elapsed().as_secs_f64());
+}
+
+/// The version of the snowdrift crate measured (this bench crate has its own).
+fn snowdrift_version() -> &'static str {
+    include_str!("../../core/Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or("?")
 }
 
 fn sustained_row(name: &str, ours: f64, peers: [f64; 3]) -> Row {

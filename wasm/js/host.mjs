@@ -1,0 +1,10 @@
+// What the wasm imports (wasm/src/clock.rs), found by the wasm-bindgen glue next to this
+// file. `now` is Date.now itself: the wasm calls it with no JS in between. `clock` (a
+// user's clock function) and `random` (crypto.getRandomValues over wasm memory) need the
+// JS layer's state: api.mjs provides them once, before it instantiates the module.
+export const now = Date.now;
+export let clock, random;
+
+export function provide(hooks) {
+  ({ clock, random } = hooks);
+}
