@@ -62,7 +62,7 @@ impl ObjectId {
     /// assert_eq!(err.kind, ParseErrorKind::WrongLength { expected: 24, found: 23 });
     /// ```
     pub fn parse(hex: &str) -> Result<ObjectId, ParseError> {
-        let bytes = text::check_len(hex, 24)?;
+        let bytes = text::check_len(hex, 24, |b| HEX_VALUES[b as usize] != INVALID)?;
         let mut out = [0u8; 12];
         // Two digits per byte, zipped rather than indexed: no panic path.
         for (i, (byte, pair)) in out.iter_mut().zip(bytes.chunks_exact(2)).enumerate() {

@@ -306,7 +306,7 @@ pub(crate) fn invalid(text: &str, position: usize) -> ParseError {
 /// );
 /// ```
 pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
-    check_max_len(text, 20)?;
+    check_max_len(text, 20, |b| b.is_ascii_digit())?;
     // At most 20 digits: only the 20th can overflow, after every other is checked.
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
@@ -331,7 +331,7 @@ pub fn parse_decimal(text: &str) -> Result<u64, ParseError> {
 /// assert_eq!(snowdrift::text::parse_hex("FFff"), Ok(0xffff));
 /// ```
 pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
-    check_max_len(text, 16)?;
+    check_max_len(text, 16, |b| HEX_VALUES[b as usize] != INVALID)?;
     let mut value: u64 = 0;
     for (i, &b) in text.as_bytes().iter().enumerate() {
         let d = HEX_VALUES[b as usize];
@@ -354,7 +354,9 @@ pub fn parse_hex(text: &str) -> Result<u64, ParseError> {
 #[inline]
 pub fn parse_base32(text: &str) -> Result<u64, ParseError> {
     let Ok(bytes) = <&[u8; 13]>::try_from(text.as_bytes()) else {
-        return Err(bad_length(text, 13, true));
+        return Err(bad_length(text, 13, true, |b| {
+            CROCKFORD_VALUES[b as usize] != INVALID
+        }));
     };
     // No branch per character: the digits are gathered with whether any was invalid
     // (every digit is below 32, `INVALID` is not), and the exceptions looked at once.
@@ -394,7 +396,7 @@ fn bad_base32(text: &str) -> ParseError {
 /// assert_eq!(parse_base62("LygHa16AHYG").unwrap_err().kind, ParseErrorKind::Overflow);
 /// ```
 pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
-    let bytes = check_len(text, 11)?;
+    let bytes = check_len(text, 11, |b| BASE62_VALUES[b as usize] != INVALID)?;
     let mut value: u64 = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let d = BASE62_VALUES[b as usize];
@@ -413,32 +415,36 @@ pub fn parse_base62(text: &str) -> Result<u64, ParseError> {
 }
 
 /// Checks a variable-width form is 1 to `max` bytes long.
-fn check_max_len(text: &str, max: usize) -> Result<(), ParseError> {
+fn check_max_len(text: &str, max: usize, digit: fn(u8) -> bool) -> Result<(), ParseError> {
     if text.is_empty() || text.len() > max {
-        return Err(bad_length(text, max, false));
+        return Err(bad_length(text, max, false, digit));
     }
     Ok(())
 }
 
 /// Checks a fixed-width form is `n` bytes long.
-pub(crate) fn check_len(text: &str, n: usize) -> Result<&[u8], ParseError> {
+pub(crate) fn check_len(text: &str, n: usize, digit: fn(u8) -> bool) -> Result<&[u8], ParseError> {
     if text.len() != n {
-        return Err(bad_length(text, n, true));
+        return Err(bad_length(text, n, true, digit));
     }
     Ok(text.as_bytes())
 }
 
-/// The error for a text whose length is not allowed: empty, a character outside every
-/// alphabet (non-ASCII, so more than one byte), else a length error: `limit` is the width
+/// The error for a text whose length is not allowed: empty; with a character outside every
+/// alphabet (non-ASCII, so more than one byte), the first character not in this form's
+/// (`digit`), which may come before it; else a length error: `limit` is the width
 /// of a `fixed` form, or a variable one's most characters. Every character is ASCII when
 /// the length is named, so `found` counts characters.
 #[cold]
 #[inline(never)]
-fn bad_length(text: &str, limit: usize, fixed: bool) -> ParseError {
+fn bad_length(text: &str, limit: usize, fixed: bool, digit: fn(u8) -> bool) -> ParseError {
     if text.is_empty() {
         return err(ParseErrorKind::Empty, 0);
     }
-    if let Some(position) = text.bytes().position(|b| !b.is_ascii()) {
+    if !text.is_ascii() {
+        // A non-ASCII character's first byte is not a digit either: some byte qualifies,
+        // and it starts a character.
+        let position = text.bytes().position(|b| !digit(b)).unwrap_or(0);
         return invalid(text, position);
     }
     let found = text.len();

@@ -40,6 +40,9 @@ pub struct Checker {
     newest_tick: Option<u64>,
     mark_id: Option<u64>,
     mark_ms: Option<u64>,
+    /// How many ticks ahead of the clock a resume mark may let IDs run: the largest gap
+    /// between a mark's next tick and a reading taken while it was set (current node).
+    lead: u64,
     /// IDs issued so far.
     pub total: u64,
 }
@@ -65,6 +68,7 @@ impl Checker {
             newest_tick: None,
             mark_id: None,
             mark_ms: None,
+            lead: 0,
             total: 0,
         }
     }
@@ -216,9 +220,10 @@ impl Checker {
     /// `max_ahead_ms` after one).
     fn check_time(&self, tick: u64, read: &BTreeSet<u64>, w: &Window, ctx: &str) {
         let ahead = match self.policy {
-            Policy::Borrow { max_ahead_ms } => u64::from(max_ahead_ms) / self.unit,
+            // start(tick) - reading <= max_ahead_ms, the reading anywhere in its own tick
+            Policy::Borrow { max_ahead_ms } => u64::from(max_ahead_ms).div_ceil(self.unit),
             _ => 0,
-        };
+        } + self.lead;
         let ok = read
             .range(tick.saturating_sub(ahead)..=tick)
             .next()
@@ -334,8 +339,6 @@ impl Checker {
 
     /// An error from a call that takes IDs.
     pub fn error(&self, e: Error, try_call: bool, w: &Window, what: &str) {
-        let ticks: Vec<u64> = w.readings.iter().filter_map(|&r| self.tick_of(r)).collect();
-        let min_tick = ticks.iter().min().copied();
         let ctx = || {
             format!(
                 "{what} under {:?}: {e:?} (\"{e}\"), newest tick {:?}, readings {:?}",
@@ -344,15 +347,14 @@ impl Checker {
                 shorten(&w.readings)
             )
         };
-        // A reported step (in ms) must be whole ticks and no larger than the distance from
-        // the newest tick used (plus `slack` ticks) down to the lowest tick the clock read.
+        // A reported step (in ms) must be no larger than the distance from the end of the
+        // newest tick used (plus `slack` ticks) down to the lowest reading.
         let step_back = |ms: u64, slack: u64| {
-            assert_eq!(ms % self.unit, 0, "{}: not whole ticks", ctx());
-            let (Some(newest), Some(low)) = (self.newest_tick, min_tick) else {
+            let (Some(newest), Some(low)) = (self.newest_tick, w.readings.iter().min()) else {
                 panic!("{}: a step back with no tick used or read", ctx())
             };
             assert!(
-                ms / self.unit <= (newest + slack).saturating_sub(low),
+                ms <= self.tick_start(newest + 1 + slack).saturating_sub(*low),
                 "{}: larger than the clock's step",
                 ctx()
             );
@@ -420,8 +422,17 @@ impl Checker {
         }
     }
 
-    /// `resume_after(id)`: refused exactly when no ID of this node lies above `id`.
-    pub fn resume_after(&mut self, id: u64, result: Result<(), Error>) {
+    /// Records a mark whose next free tick is `tick`, set while the clock read `readings`.
+    fn raise(&mut self, tick: u64, readings: &[u64]) {
+        self.newest_tick = Some(self.newest_tick.map_or(tick, |t| t.max(tick)));
+        if let Some(low) = readings.iter().filter_map(|&m| self.tick_of(m)).min() {
+            self.lead = self.lead.max(tick.saturating_sub(low));
+        }
+    }
+
+    /// `resume_after(id)`: refused exactly when no ID of this node lies above `id`, naming
+    /// the largest mark that leaves room.
+    pub fn resume_after(&mut self, id: u64, result: Result<(), Error>, readings: &[u64]) {
         let l = self.layout;
         let top = self.last_id_of_node();
         match result {
@@ -433,14 +444,18 @@ impl Checker {
                 );
                 self.mark_id = Some(self.mark_id.map_or(id, |m| m.max(id)));
                 let tick = self.split(id).0 + 1;
-                self.newest_tick = Some(self.newest_tick.map_or(tick, |t| t.max(tick)));
+                self.raise(tick, readings);
             }
             Err(Error::Range(r)) => assert!(
                 id > l.max_id() && r.field == Field::Id && r.value == id && r.max == l.max_id(),
                 "resume_after({id}): {r:?}"
             ),
-            Err(Error::Time(r)) => assert!(
-                id <= l.max_id() && id >= top && r.field == Field::Time,
+            Err(Error::ResumeOutOfRange(r)) => assert!(
+                id <= l.max_id()
+                    && id >= top
+                    && r.field == Field::Id
+                    && r.value == id
+                    && r.max == top - 1,
                 "resume_after({id}): {r:?} though ID {top} of node {} is above it",
                 self.node
             ),
@@ -449,8 +464,8 @@ impl Checker {
     }
 
     /// `resume_after_ms(ms)`: refused exactly when `ms` is in the layout's last tick or
-    /// later.
-    pub fn resume_after_ms(&mut self, ms: u64, result: Result<(), Error>) {
+    /// later, naming it and the last millisecond before that tick.
+    pub fn resume_after_ms(&mut self, ms: u64, result: Result<(), Error>, readings: &[u64]) {
         let last = self.layout.last_ms();
         match result {
             Ok(()) => {
@@ -460,11 +475,11 @@ impl Checker {
                 );
                 self.mark_ms = Some(self.mark_ms.map_or(ms, |m| m.max(ms)));
                 if let Some(t) = self.tick_of(ms) {
-                    self.newest_tick = Some(self.newest_tick.map_or(t + 1, |n| n.max(t + 1)));
+                    self.raise(t + 1, readings);
                 }
             }
-            Err(Error::Time(r)) => assert!(
-                ms >= last && r.field == Field::Time,
+            Err(Error::ResumeOutOfRange(r)) => assert!(
+                ms >= last && r.field == Field::Time && r.value == ms && r.max == last - 1,
                 "resume_after_ms({ms}): {r:?} (last tick starts at {last})"
             ),
             Err(e) => panic!("resume_after_ms({ms}): {e:?}"),
@@ -485,7 +500,13 @@ impl Checker {
                     self.newest_tick = None;
                     self.mark_id = None;
                     self.mark_ms = None;
+                    self.lead = 0;
                 }
+            }
+            Err(Error::SameNode { node: same }) => {
+                assert_eq!(same, node, "switch_node({node}): names another node");
+                assert_eq!(node, self.node, "switch_node({node}): not the node held");
+                assert_eq!(now, self.node, "switch_node({node}) failed but moved");
             }
             Err(Error::Range(r)) => {
                 assert!(

@@ -392,8 +392,8 @@ fn check_outcome<S: Subject>(
         // Interrupts during a fill may take IDs between its batches: its IDs are above
         // everything before the call, and increase among themselves.
         Outcome::Fill(r, out) => c.fill(out.len(), r, &out, w, before),
-        Outcome::Resume(id, r) => c.resume_after(id, r),
-        Outcome::ResumeMs(ms, r) => c.resume_after_ms(ms, r),
+        Outcome::Resume(id, r) => c.resume_after(id, r, &w.readings),
+        Outcome::ResumeMs(ms, r) => c.resume_after_ms(ms, r, &w.readings),
         Outcome::Switch(node, Some(r)) => c.switch_node(node, r, gen.node()),
         Outcome::Switch(_, None) | Outcome::Skipped => {}
     }
