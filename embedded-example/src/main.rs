@@ -63,11 +63,13 @@ fn main() -> ! {
     state.boots += 1;
     let _ = writeln!(console, "boot {} target={TARGET}", state.boots);
 
-    // The counter reads zero from here on: that instant is `boot_ms`.
+    // The counter reads zero from here on: that instant is `boot_ms`. It runs before the
+    // generator resumes, since resuming reads the clock (a counter that later restarts
+    // from zero would look a wrap ahead).
+    board::start_counter();
     let first_ms =
         stamp::start(boot_ms, state.reserved_ms).unwrap_or_else(|e| fail(&stamp::describe(&e)));
     NEWEST_MS.store(first_ms, Relaxed);
-    board::start_counter();
     reserve(&mut state, true);
 
     board::start_periodic(ISR_PERIOD_US);
