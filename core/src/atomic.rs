@@ -211,6 +211,23 @@ impl<C: Clock> AtomicGenerator<C> {
             .store(self.engine.ticks_before(ms), Ordering::SeqCst);
     }
 
+    /// A Unix millisecond at or after the time of every ID this generator has issued, as
+    /// [`Generator::issued_through_ms`](crate::Generator::issued_through_ms); read after
+    /// the last call that issued (for example once the fence stopped every thread).
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = gen.next()?;
+    /// assert!(gen.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn issued_through_ms(&self) -> u64 {
+        self.engine
+            .start_ms(self.next.load(Ordering::Acquire) >> self.engine.seq_bits())
+    }
+
     /// The layout.
     pub fn layout(&self) -> Layout {
         self.engine.layout

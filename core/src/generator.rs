@@ -366,6 +366,23 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         Ok(())
     }
 
+    /// A Unix millisecond at or after the time of every ID this generator has issued:
+    /// the start of the tick its next ID would take at the earliest (after a resume, the
+    /// tick past the mark). On releasing a node id lease, the next holder is fenced after
+    /// it rather than after the lease's end.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = gen.next()?;
+    /// assert!(gen.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn issued_through_ms(&self) -> u64 {
+        self.engine.start_ms(self.next >> self.engine.seq_bits())
+    }
+
     /// The layout.
     pub fn layout(&self) -> Layout {
         self.engine.layout

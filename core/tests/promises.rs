@@ -366,3 +366,34 @@ fn a_fence_refuses_ids_at_or_past_it_and_changes_nothing() {
     assert_eq!(ids.len(), 2 * PER_TICK); // ticks T0 + 10 and T0 + 11
     assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
 }
+
+#[test]
+fn a_released_lease_hands_on_a_time_after_every_id_issued() {
+    // What a node id lease's release passes to the next holder: every ID so far is at or
+    // before `issued_through_ms`, and a successor resumed after it issues only later IDs,
+    // on a layout with 10 ms ticks, with borrowed ticks and after a resume lead.
+    let clock = ManualClock::new(T0);
+    let layout = Layout::SONYFLAKE;
+    let mut gen = Generator::new(&clock, layout, 9, Policy::Borrow { max_ahead_ms: 500 }).unwrap();
+    assert!(gen.issued_through_ms() <= T0);
+    gen.resume_after_ms(T0 + 25).unwrap();
+    let mut ids = Vec::new();
+    for step in 0..40u64 {
+        ids.extend(gen.next_batch(200).unwrap());
+        clock.advance(step % 3 * 10);
+        let through = gen.issued_through_ms();
+        let newest = ids
+            .iter()
+            .map(|&id| layout.decode(id).unwrap().time_ms)
+            .max()
+            .unwrap();
+        assert!(
+            newest <= through,
+            "an ID at {newest} ms is after {through} ms"
+        );
+    }
+    let mut next = Generator::new(&clock, layout, 9, Policy::DEFAULT).unwrap();
+    next.resume_after_ms(gen.issued_through_ms()).unwrap();
+    let first = next.next().unwrap();
+    assert!(ids.iter().all(|&id| id < first));
+}

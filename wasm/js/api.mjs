@@ -14,7 +14,7 @@ import {
   initSync, buffers, layout_default, preset_name, layout_preset, layout_custom, layout_fact,
   node_from, decode as wasmDecode, compose as wasmCompose, min_id_at, max_id_at, to_base32,
   from_base32, parse_decimal, gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill,
-  gen_layout, gen_node, objectid_generate, objectid_parse,
+  gen_layout, gen_node, gen_set_fence, gen_issued_through, objectid_generate, objectid_parse,
 } from "./snowdrift_wasm.js";
 import { provide } from "./host.mjs";
 
@@ -415,6 +415,17 @@ function build(module) {
     /** The parts of an ID of this generator's layout. */
     decode(id) {
       return decodeWith(this.#layout, id);
+    }
+
+    /** Issue only IDs whose time is before Unix millisecond `ms` (a node id lease's end):
+     * past it, calls throw and change nothing, until the fence moves forward. */
+    setFenceMs(ms) {
+      gen_set_fence(this.#gen, intArg("ms", ms, 0, MAX_SAFE));
+    }
+
+    /** A Unix millisecond at or after the time of every ID issued so far. */
+    get issuedThroughMs() {
+      return gen_issued_through(this.#gen);
     }
 
     /** The node id. */

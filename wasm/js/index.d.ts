@@ -83,6 +83,13 @@ export declare class Snowdrift {
   tryNext(): bigint | undefined;
   /** The parts of an ID of this generator's layout. */
   decode(id: bigint | string): Parts;
+  /** Issue only IDs whose time is before Unix millisecond `ms` (a node id lease's end):
+   * past it, calls throw an Error naming the fence and change nothing, until the fence
+   * moves forward (or back, to stop at once). @throws {RangeError} `ms` outside 0..=2^53-1. */
+  setFenceMs(ms: number): void;
+  /** A Unix millisecond at or after the time of every ID issued so far (what a lease's
+   * release hands to the next holder of the node id). */
+  readonly issuedThroughMs: number;
   /** The node id. */
   readonly node: number;
   /** Releases the wasm memory now instead of when the object is garbage-collected (under

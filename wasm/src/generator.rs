@@ -161,3 +161,21 @@ pub unsafe fn gen_layout(gen: *mut Gen) -> *const Layout {
 pub unsafe fn gen_node(gen: *mut Gen) -> f64 {
     (*gen).gen.node() as f64
 }
+
+/// Issue only IDs whose time is before Unix millisecond `ms` (a lease's end).
+///
+/// # Safety
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_set_fence(gen: *mut Gen, ms: f64) {
+    (*gen).gen.set_fence_ms(ms as u64);
+}
+
+/// A Unix millisecond at or after the time of every ID the generator has issued.
+///
+/// # Safety
+/// `gen` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_issued_through(gen: *mut Gen) -> f64 {
+    (*gen).gen.issued_through_ms() as f64
+}

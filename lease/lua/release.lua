@@ -1,0 +1,18 @@
+-- snowdrift lease protocol: release a lease on shutdown.
+--
+-- KEYS: as acquire.lua. ARGV: space name, node, token, issued (the time of the newest ID
+-- the holder issued, at most; its generator is stopped first).
+-- Returns 1 when released, 0 when the id was no longer this lease's. The id's fence
+-- comes down to just after `issued`, so the next holder starts there rather than at the
+-- lease's end; the id is reused once Redis's clock passes it.
+local ends, tokens, holders = KEYS[2], KEYS[3], KEYS[4]
+local node, token, issued = ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+if redis.call('HGET', tokens, node) ~= token then
+  return 0
+end
+local fence = tonumber(redis.call('ZSCORE', ends, node)) or 0
+redis.call('ZADD', ends, math.min(fence, issued + 1), node)
+redis.call('HDEL', tokens, node)
+redis.call('HDEL', holders, node)
+return 1
