@@ -13,7 +13,8 @@
 //! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
 //! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
 //! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
-//! except the files bundled into the API module ([`BUNDLED`]). Adding a wasm export: a
+//! except the files bundled into the API module ([`BUNDLED`]); the lease protocol's
+//! scripts (`lease/lua/*.lua`) go into its `lua/`. Adding a wasm export: a
 //! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
 
 use std::fs;
@@ -155,6 +156,7 @@ pub fn build() -> Result {
         ],
     )?;
     copy_dir(&root().join("wasm/js"), &pkg, BUNDLED)?;
+    copy_lease_scripts(&pkg)?;
     // The API module with the glue, minified (it is most of the JS a page downloads),
     // once as an ES module and once as CommonJS, so that require("snowdrift") needs no
     // require(esm). Only `initSync` is imported from the glue: its async loader (and its
@@ -247,6 +249,23 @@ pub fn bench() -> Result {
 pub fn path_str(p: &Path) -> Result<&str> {
     p.to_str()
         .ok_or_else(|| format!("path is not UTF-8: {}", p.display()))
+}
+
+/// The node id lease protocol's Lua scripts (`lease/lua/*.lua`, kept once in the
+/// repository) into `lua/` of the package, where `snowdrift/redis` and the command read them.
+fn copy_lease_scripts(pkg: &Path) -> Result {
+    let (from, to) = (root().join("lease/lua"), pkg.join("lua"));
+    fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    let entries =
+        fs::read_dir(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "lua") {
+            let dst = to.join(path.file_name().unwrap_or_default());
+            fs::copy(&path, &dst).map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Copies a directory tree, leaving out the top-level files named in `skip`.

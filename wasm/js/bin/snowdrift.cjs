@@ -2,6 +2,10 @@
 "use strict";
 // npx snowdrift decode <id> [--layout discord] [--json]
 // npx snowdrift generate [-n 10] [--node 3] [--layout twitter]
+// npx snowdrift lease ids:orders [--redis redis://127.0.0.1:6379] [--json]
+const { readFileSync } = require("node:fs");
+const net = require("node:net");
+const { join } = require("node:path");
 const { Snowdrift, decode, toBase32, fromBase32 } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
@@ -10,6 +14,8 @@ const USAGE = `usage:
   snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal or base32)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
+  snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
+                                                         (default redis://127.0.0.1:6379)
 layouts: ${PRESETS}, or a JSON object
          such as '{"timeBits":41,"nodeBits":10,"sequenceBits":12,"epochMs":1704067200000}'`;
 
@@ -26,6 +32,7 @@ function parseArgs(argv) {
     else if (a === "--layout" || a === "-l") flags.layout = value();
     else if (a === "-n" || a === "--count") flags.n = value();
     else if (a === "--node") flags.node = value();
+    else if (a === "--redis") flags.redis = value();
     else if (a === "-h" || a === "--help") flags.help = true;
     else if (a.startsWith("-") && !/^-?\d/.test(a)) throw new TypeError(`unknown option ${a}`);
     else rest.push(a);
@@ -86,13 +93,155 @@ function main(argv) {
     console.log(flags.json ? JSON.stringify(text) : text.join("\n"));
     return 0;
   }
+  if (command === "lease") {
+    if (rest.length !== 1) throw new TypeError("lease takes one space name");
+    return lease(rest[0], flags.redis ?? "redis://127.0.0.1:6379", flags.json);
+  }
   throw new TypeError(`unknown command ${JSON.stringify(command)}`);
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (e) {
-  console.error(`snowdrift: ${e.message}`);
-  if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
-  process.exitCode = 2;
+// `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run with EVAL
+// through the few lines of RESP2 it needs, so the command depends on no Redis client.
+const TIMEOUT_MS = 5000;
+
+/** host and port of `redis://[user:pass@]host[:port]` or `host:port`. */
+function address(text) {
+  const url = new URL(text.includes("://") ? text : `redis://${text}`);
+  if (url.protocol !== "redis:") throw new RangeError(`--redis ${JSON.stringify(text)} is not a redis:// URL (TLS is not supported)`);
+  return { host: url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1", port: Number(url.port || 6379), password: url.password ? decodeURIComponent(url.password) : undefined, user: url.username ? decodeURIComponent(url.username) : undefined };
 }
+
+const bulk = (s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
+const command = (args) => `*${args.length}\r\n${args.map((a) => bulk(String(a))).join("")}`;
+
+/** One RESP2 reply at `buf[i..]`: [value, next index], or undefined when incomplete.
+ * Error replies become { error: message }. */
+function parseReply(buf, i) {
+  const eol = buf.indexOf("\r\n", i);
+  if (eol < 0) return undefined;
+  const type = String.fromCharCode(buf[i]);
+  const line = buf.toString("utf8", i + 1, eol);
+  const next = eol + 2;
+  if (type === "+") return [line, next];
+  if (type === "-") return [{ error: line }, next];
+  if (type === ":") return [Number(line), next];
+  if (type === "$") {
+    const n = Number(line);
+    if (n < 0) return [null, next];
+    if (buf.length < next + n + 2) return undefined;
+    return [buf.toString("utf8", next, next + n), next + n + 2];
+  }
+  if (type === "*") {
+    const n = Number(line);
+    const out = [];
+    let at = next;
+    for (let k = 0; k < n; k++) {
+      const r = parseReply(buf, at);
+      if (r === undefined) return undefined;
+      out.push(r[0]);
+      at = r[1];
+    }
+    return [out, at];
+  }
+  throw new Error(`unexpected reply from Redis: ${JSON.stringify(buf.toString("utf8", i, eol))}`);
+}
+
+/** Sends `commands` on one connection; resolves with their replies. */
+function exchange({ host, port }, commands) {
+  return new Promise((resolve, reject) => {
+    const where = `${host}:${port}`;
+    const socket = net.connect({ host, port });
+    let buf = Buffer.alloc(0);
+    const replies = [];
+    const fail = (e) => {
+      socket.destroy();
+      reject(e);
+    };
+    socket.setTimeout(TIMEOUT_MS, () => fail(new Error(`cannot reach Redis at ${where}: no reply within ${TIMEOUT_MS} ms`)));
+    socket.on("error", (e) => fail(new Error(`cannot reach Redis at ${where}: ${e.message.replace(/ \S+:\d+$/, "")}`)));
+    socket.on("connect", () => socket.write(commands.map(command).join("")));
+    socket.on("data", (d) => {
+      buf = Buffer.concat([buf, d]);
+      let r;
+      try {
+        while ((r = parseReply(buf, 0)) !== undefined) {
+          replies.push(r[0]);
+          buf = buf.subarray(r[1]);
+        }
+      } catch (e) {
+        return fail(e);
+      }
+      if (replies.length === commands.length) {
+        socket.end();
+        resolve(replies);
+      }
+    });
+    socket.on("end", () => fail(new Error(`Redis at ${where} closed the connection`)));
+  });
+}
+
+/** list.lua's reply for `space`, following one MOVED redirect (Redis Cluster). */
+async function listSpace(at, space) {
+  const script = readFileSync(join(__dirname, "..", "lua", "list.lua"), "utf8");
+  const keys = ["meta", "ends", "token", "holder"].map((k) => `{${space}}:${k}`);
+  for (let hop = 0; ; hop++) {
+    const auth = at.password === undefined ? [] : [at.user ? ["AUTH", at.user, at.password] : ["AUTH", at.password]];
+    const replies = await exchange(at, [...auth, ["EVAL", script, 4, ...keys, space]]);
+    const failed = replies.find((r) => r !== null && typeof r === "object" && "error" in r);
+    if (failed === undefined) return replies[replies.length - 1];
+    const moved = /^MOVED \d+ (.*):(\d+)$/.exec(failed.error);
+    if (moved && hop === 0) {
+      at = { ...at, host: moved[1] || at.host, port: Number(moved[2]) };
+      continue;
+    }
+    throw new Error(`Redis at ${at.host}:${at.port}: ${failed.error}`);
+  }
+}
+
+function seconds(ms) {
+  const s = Math.abs(ms) / 1000;
+  return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
+}
+
+async function lease(space, redis, json) {
+  const reply = await listSpace(address(redis), space);
+  const [now, capacity, ttl, skew, created, next] = reply.slice(0, 6);
+  const leases = [];
+  for (let i = 6; i + 2 < reply.length; i += 3) {
+    const [node, until, holder] = [Number(reply[i]), Number(reply[i + 1]), reply[i + 2]];
+    const state = holder === "" ? "released" : until > now ? "live" : "ended";
+    leases.push({ node, untilMs: until, holder: holder === "" ? null : holder, state });
+  }
+  leases.sort((a, b) => a.node - b.node);
+  const exists = capacity !== "";
+  if (json) {
+    const num = (v) => (v === "" ? null : Number(v));
+    console.log(JSON.stringify({
+      space, nowMs: Number(now), capacity: num(capacity), ttlMs: num(ttl), skewMs: num(skew),
+      createdMs: num(created), next: num(next), leases,
+    }));
+    return 0;
+  }
+  if (!exists) {
+    console.log(`space '${space}' has no leases`);
+    return 0;
+  }
+  console.log(`space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`);
+  const width = Math.max(6, ...leases.map((l) => (l.holder ?? "").length));
+  console.log(`${"node".padStart(6)}  ${"holder".padEnd(width)}  lease`);
+  for (const l of leases) {
+    const when = l.state === "released" ? "released" : l.state === "live" ? `ends in ${seconds(l.untilMs - now)}` : `ended ${seconds(now - l.untilMs)} ago`;
+    console.log(`${String(l.node).padStart(6)}  ${(l.holder ?? "").padEnd(width)}  ${when}`);
+  }
+  return 0;
+}
+
+Promise.resolve()
+  .then(() => main(process.argv.slice(2)))
+  .then((code) => {
+    process.exitCode = code;
+  }, (e) => {
+    console.error(`snowdrift: ${e.message}`);
+    if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
+    process.exitCode = 2;
+  });
