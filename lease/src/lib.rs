@@ -1,0 +1,68 @@
+//! Node ids for fleets of snowdrift ID generators, leased from Redis and fenced.
+//!
+//! Every process of a fleet takes a node id of a *space* (`ids:orders`) with a lease
+//! that a heartbeat renews. Its [`AtomicGenerator`](snowdrift::AtomicGenerator) issues
+//! IDs only after the id's previous holder stopped (`not_before`) and only before the
+//! lease's end (the fence), so no two live holders ever issue the same ID: not when a
+//! holder stalls or loses its network, not when host clocks disagree, not when Redis
+//! restarts without its data. The protocol, shared with the npm package, is described in
+//! `PROTOCOL.md` beside this crate and implemented by the Lua scripts in `lua/`.
+//!
+//! ```no_run
+//! use snowdrift::{Layout, Policy};
+//! use snowdrift_lease::{Lease, Space};
+//!
+//! let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+//! let space = Space::new("ids:orders", Layout::TWITTER)
+//!     .ttl_ms(10_000)
+//!     .policy(Policy::Wait { max_wait_ms: 100 });
+//! let lease = Lease::acquire(&client, &space)?; // blocks until the id is usable
+//! let gen = lease.generator(); // lock-free, share it with every thread
+//! let id = gen.next()?;
+//! println!("node {} issued {id}, leased until {}", lease.node(), lease.until_ms());
+//! match gen.next() {
+//!     Ok(id) => println!("{id}"),
+//!     // The fence: the lease lapsed or was lost; `check` says which.
+//!     Err(snowdrift::Error::PastFence { .. }) => eprintln!("{}", lease.check().unwrap_err()),
+//!     Err(e) => eprintln!("{e}"),
+//! }
+//! lease.release()?; // the next holder starts right after our newest ID
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Lifecycle
+//! 1. [`Lease::acquire`] takes the lowest id never leased, else the one whose lease ended
+//!    longest ago, or fails with [`Error::AllLeased`].
+//! 2. A heartbeat (a thread, or a tokio task) renews every `renew_every_ms` (a third of
+//!    the TTL) and moves the generator's fence to the new lease end.
+//! 3. If no renewal succeeds for `ttl - skew` ms, the lease *lapses*; if Redis says the
+//!    id is someone else's now (or it lost its data), the lease is *lost*. Either way the
+//!    generator stops at once ([`snowdrift::Error::PastFence`]); take a new lease.
+//! 4. [`Lease::release`] (or dropping the lease) hands the id back.
+//!
+//! # Features
+//! - `tokio`: [`Lease::acquire_async`] and [`Lease::release_async`], with the heartbeat as
+//!   a tokio task ([`AsyncConnector`]).
+//! - `cluster`: [`Connector`] (and with `tokio`, [`AsyncConnector`]) for
+//!   `redis::cluster::ClusterClient`. A space's keys share one hash tag, so each script
+//!   runs on one node.
+//!
+//! MSRV: Rust 1.88 (that of `redis` 1.8).
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "tokio")]
+mod asynchronous;
+mod connector;
+mod error;
+mod lease;
+mod protocol;
+mod space;
+
+#[cfg(feature = "tokio")]
+pub use connector::AsyncConnector;
+pub use connector::Connector;
+pub use error::Error;
+pub use lease::{Lease, State};
+pub use space::{Space, MAX_NODE_BITS, TTL_RANGE_MS};

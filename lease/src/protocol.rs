@@ -1,0 +1,179 @@
+//! The protocol's scripts (`lua/`, shared with the other clients) and their calls.
+
+use crate::error::Error;
+use redis::{Cmd, FromRedisValue, Script};
+use std::sync::LazyLock;
+
+static ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../lua/acquire.lua")));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("../lua/renew.lua")));
+static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../lua/release.lua")));
+
+const ACQUIRE_SRC: &str = include_str!("../lua/acquire.lua");
+const RENEW_SRC: &str = include_str!("../lua/renew.lua");
+const RELEASE_SRC: &str = include_str!("../lua/release.lua");
+
+/// One script call: the script, its keys (the space's four) and its arguments.
+pub(crate) struct Call {
+    script: &'static Script,
+    source: &'static str,
+    keys: [String; 4],
+    args: Vec<String>,
+}
+
+/// What `acquire.lua` grants.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Grant {
+    pub node: u64,
+    pub not_before: u64,
+    pub until: u64,
+}
+
+impl Call {
+    pub fn acquire(
+        keys: [String; 4],
+        space: &str,
+        capacity: u64,
+        ttl: u64,
+        skew: u64,
+        token: &str,
+        holder: &str,
+    ) -> Call {
+        let args = vec![
+            space.to_string(),
+            capacity.to_string(),
+            ttl.to_string(),
+            skew.to_string(),
+            token.to_string(),
+            holder.to_string(),
+        ];
+        Call {
+            script: &ACQUIRE,
+            source: ACQUIRE_SRC,
+            keys,
+            args,
+        }
+    }
+
+    pub fn renew(keys: [String; 4], space: &str, node: u64, token: &str, ttl: u64) -> Call {
+        let args = vec![
+            space.to_string(),
+            node.to_string(),
+            token.to_string(),
+            ttl.to_string(),
+        ];
+        Call {
+            script: &RENEW,
+            source: RENEW_SRC,
+            keys,
+            args,
+        }
+    }
+
+    pub fn release(keys: [String; 4], space: &str, node: u64, token: &str, issued: u64) -> Call {
+        let args = vec![
+            space.to_string(),
+            node.to_string(),
+            token.to_string(),
+            issued.to_string(),
+        ];
+        Call {
+            script: &RELEASE,
+            source: RELEASE_SRC,
+            keys,
+            args,
+        }
+    }
+
+    /// `EVALSHA` (cached) or `EVAL` (the source, which also caches it on the node that
+    /// runs it: on a cluster, the node of the space's slot).
+    fn cmd(&self, by_hash: bool) -> Cmd {
+        let mut cmd = if by_hash {
+            let mut c = redis::cmd("EVALSHA");
+            c.arg(self.script.get_hash());
+            c
+        } else {
+            let mut c = redis::cmd("EVAL");
+            c.arg(self.source);
+            c
+        };
+        cmd.arg(self.keys.len()).arg(&self.keys).arg(&self.args);
+        cmd
+    }
+
+    /// Runs the call, mapping the protocol's code words to their errors.
+    pub fn run<T: FromRedisValue>(&self, con: &mut dyn redis::ConnectionLike) -> Result<T, Error> {
+        match self.cmd(true).query(con) {
+            Err(e) if is_noscript(&e) => self.cmd(false).query(con),
+            other => other,
+        }
+        .map_err(Error::from_script)
+    }
+
+    /// [`run`](Self::run) on an async connection.
+    #[cfg(feature = "tokio")]
+    pub async fn run_async<T: FromRedisValue>(
+        &self,
+        con: &mut (impl redis::aio::ConnectionLike + Send),
+    ) -> Result<T, Error> {
+        let first = self.cmd(true).query_async(con).await;
+        match first {
+            Err(e) if is_noscript(&e) => self.cmd(false).query_async(con).await,
+            other => other,
+        }
+        .map_err(Error::from_script)
+    }
+}
+
+fn is_noscript(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+}
+
+impl Grant {
+    pub fn from_reply(reply: Vec<u64>) -> Result<Grant, Error> {
+        match reply[..] {
+            [node, not_before, until, _now] => Ok(Grant {
+                node,
+                not_before,
+                until,
+            }),
+            _ => Err(Error::Reply {
+                message: format!("acquire.lua returned {} numbers, not 4", reply.len()),
+            }),
+        }
+    }
+}
+
+/// The new lease end from `renew.lua`'s reply.
+pub(crate) fn renewed_until(reply: Vec<u64>) -> Result<u64, Error> {
+    match reply[..] {
+        [until, _now] => Ok(until),
+        _ => Err(Error::Reply {
+            message: format!("renew.lua returned {} numbers, not 2", reply.len()),
+        }),
+    }
+}
+
+/// A token no other lease has: 128 bits from the process's randomly keyed hashers, the
+/// time, the pid and a counter.
+pub(crate) fn new_token() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut words = [0u64; 2];
+    for w in &mut words {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        h.write_u64(count);
+        *w = h.finish();
+    }
+    format!("{:016x}{:016x}", words[0], words[1])
+}

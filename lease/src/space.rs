@@ -1,0 +1,208 @@
+//! A space of node ids and the settings of the leases taken from it.
+
+use crate::error::Error;
+use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Policy};
+
+/// The shortest and longest TTL a space accepts, in milliseconds.
+pub const TTL_RANGE_MS: core::ops::RangeInclusive<u64> = 100..=86_400_000;
+
+/// The widest node field a space leases ids for (2^32 ids).
+pub const MAX_NODE_BITS: u32 = 32;
+
+/// A named set of node ids (`2^node bits` of the layout; datacenter and worker bits
+/// together for split layouts) and how leases on it behave.
+///
+/// Every client of one space must use the same layout width, `ttl_ms` and `skew_ms`
+/// (Redis refuses others with [`Error::Config`]); the other settings are per process.
+///
+/// ```
+/// use snowdrift::{Layout, Policy};
+/// use snowdrift_lease::Space;
+/// let space = Space::new("ids:orders", Layout::TWITTER)
+///     .ttl_ms(10_000)
+///     .skew_ms(1_000)
+///     .policy(Policy::Wait { max_wait_ms: 50 });
+/// assert_eq!(space.capacity(), 1024);
+/// assert_eq!(space.renew_every(), 3_333);
+/// assert!(space.validate().is_ok());
+/// let bad = Space::new("ids:orders", Layout::TWITTER).ttl_ms(10_000).skew_ms(6_000);
+/// assert_eq!(bad.validate().unwrap_err().to_string(), "skew_ms 6000 must be below half of ttl_ms 10000");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Space<C = MonotonicClock> {
+    pub(crate) name: String,
+    pub(crate) layout: Layout,
+    pub(crate) ttl_ms: u64,
+    pub(crate) skew_ms: u64,
+    pub(crate) renew_every_ms: Option<u64>,
+    pub(crate) holder: Option<String>,
+    pub(crate) policy: Policy,
+    pub(crate) clock: C,
+}
+
+impl Space<MonotonicClock> {
+    /// A space named `name` (the keys are `{name}:meta` and so on) for IDs of `layout`,
+    /// with a TTL of 10 s, a skew allowance of 1 s, [`Policy::DEFAULT`] and a
+    /// [`MonotonicClock`].
+    pub fn new(name: impl Into<String>, layout: Layout) -> Self {
+        Space {
+            name: name.into(),
+            layout,
+            ttl_ms: 10_000,
+            skew_ms: 1_000,
+            renew_every_ms: None,
+            holder: None,
+            policy: Policy::DEFAULT,
+            clock: MonotonicClock::new(),
+        }
+    }
+}
+
+impl<C> Space<C> {
+    /// How long a lease lasts without renewal, in milliseconds (`100..=86400000`).
+    pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// How far the clocks of Redis (across a restart or failover) and of the hosts may
+    /// disagree, in milliseconds; below half the TTL. A holder stops issuing `ttl - skew`
+    /// ms after its last successful renewal was sent.
+    pub fn skew_ms(mut self, skew_ms: u64) -> Self {
+        self.skew_ms = skew_ms;
+        self
+    }
+
+    /// How often the heartbeat renews, in milliseconds (default a third of the TTL);
+    /// at least 10 and below `ttl - skew`.
+    pub fn renew_every_ms(mut self, renew_every_ms: u64) -> Self {
+        self.renew_every_ms = Some(renew_every_ms);
+        self
+    }
+
+    /// The description of the holder shown to operators (default `rust pid N on HOST`).
+    pub fn holder(mut self, holder: impl Into<String>) -> Self {
+        self.holder = Some(holder.into());
+        self
+    }
+
+    /// What the generator does when the clock goes backwards (any policy but
+    /// [`Policy::History`], which the shared generator does not support).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The clock of the leases' generators (cloned into each).
+    pub fn clock<D>(self, clock: D) -> Space<D> {
+        Space {
+            name: self.name,
+            layout: self.layout,
+            ttl_ms: self.ttl_ms,
+            skew_ms: self.skew_ms,
+            renew_every_ms: self.renew_every_ms,
+            holder: self.holder,
+            policy: self.policy,
+            clock,
+        }
+    }
+
+    /// The space's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The layout of the IDs.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// How many node ids the space has: `2^node bits` of the layout.
+    pub fn capacity(&self) -> u64 {
+        1u64 << self.layout.node_bits().min(63)
+    }
+
+    /// The renewal period in milliseconds: as set, or a third of the TTL.
+    pub fn renew_every(&self) -> u64 {
+        self.renew_every_ms.unwrap_or(self.ttl_ms / 3)
+    }
+
+    /// The holder description sent to Redis.
+    pub fn holder_description(&self) -> String {
+        match &self.holder {
+            Some(h) => h.clone(),
+            None => format!("rust pid {} on {}", std::process::id(), host_name()),
+        }
+    }
+
+    /// The Redis keys of the space: meta, ends, token, holder.
+    pub(crate) fn keys(&self) -> [String; 4] {
+        let n = &self.name;
+        [
+            format!("{{{n}}}:meta"),
+            format!("{{{n}}}:ends"),
+            format!("{{{n}}}:token"),
+            format!("{{{n}}}:holder"),
+        ]
+    }
+
+    /// Checks every option; [`Lease::acquire`](crate::Lease::acquire) calls this before it
+    /// sends anything to Redis.
+    pub fn validate(&self) -> Result<(), Error>
+    where
+        C: Clock + Clone,
+    {
+        if self.name.is_empty() {
+            return Err(Error::invalid("space name must not be empty".into()));
+        }
+        if self.name.contains(['{', '}']) {
+            return Err(Error::invalid(format!(
+                "space name '{}' must not contain '{{' or '}}' (the keys' hash tag)",
+                self.name
+            )));
+        }
+        if !TTL_RANGE_MS.contains(&self.ttl_ms) {
+            return Err(Error::invalid(format!(
+                "ttl_ms {} is outside {}..={}",
+                self.ttl_ms,
+                TTL_RANGE_MS.start(),
+                TTL_RANGE_MS.end()
+            )));
+        }
+        if self.skew_ms.saturating_mul(2) >= self.ttl_ms {
+            return Err(Error::invalid(format!(
+                "skew_ms {} must be below half of ttl_ms {}",
+                self.skew_ms, self.ttl_ms
+            )));
+        }
+        let live = self.ttl_ms - self.skew_ms;
+        let renew = self.renew_every();
+        if !(10..live).contains(&renew) {
+            return Err(Error::invalid(format!(
+                "renew_every_ms {renew} is outside 10..={} (below ttl_ms - skew_ms)",
+                live - 1
+            )));
+        }
+        let bits = self.layout.node_bits();
+        if bits > MAX_NODE_BITS {
+            return Err(Error::invalid(format!(
+                "a node field of {bits} bits is too wide to lease (max {MAX_NODE_BITS} bits)"
+            )));
+        }
+        // The generator checks the policy (and the layout) the way it will at acquire.
+        AtomicGenerator::new(self.clock.clone(), self.layout, 0, self.policy)?;
+        Ok(())
+    }
+}
+
+/// This machine's name, as far as the standard library and the environment tell.
+fn host_name() -> String {
+    let from_file = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string());
+    from_file
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .unwrap_or_else(|| "unknown host".to_string())
+}

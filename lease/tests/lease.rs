@@ -1,0 +1,339 @@
+//! Leases against a real redis-server (started by the tests on a free port).
+
+mod common;
+
+use common::{layout, Server};
+use snowdrift::Layout;
+use snowdrift_lease::{Error, Lease, Space, State};
+use std::collections::HashSet;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+fn time_of(layout: Layout, id: u64) -> u64 {
+    layout.decode(id).expect("decode").time_ms
+}
+
+/// Takes IDs until `n` are issued or the generator refuses.
+fn take(lease: &Lease, n: usize) -> Vec<u64> {
+    (0..n)
+        .map_while(|_| lease.generator().next().ok())
+        .collect()
+}
+
+#[test]
+fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
+    let server = Server::start();
+    let space = Space::new("test:many", layout(5))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let leases: Vec<Lease> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| {
+                let (client, space) = (server.client(), &space);
+                s.spawn(move || Lease::acquire(&client, space).expect("acquire"))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let mut nodes: Vec<u64> = leases.iter().map(Lease::node).collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, (0..32).collect::<Vec<u64>>());
+    let err = Lease::acquire(&server.client(), &space).unwrap_err();
+    assert!(matches!(err, Error::AllLeased { .. }));
+    assert_eq!(err.to_string(), "all 32 node ids of 'test:many' are leased");
+    // Every lease issues, with its own node id in its IDs.
+    for lease in &leases {
+        let id = lease.generator().next().expect("id");
+        assert_eq!(layout(5).decode(id).expect("decode").node, lease.node());
+    }
+}
+
+#[test]
+fn expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it() {
+    let server = Server::start();
+    let lay = layout(2);
+    let space = Space::new("test:reclaim", lay).ttl_ms(600).skew_ms(100);
+    let client = server.client();
+    let mut held: Vec<Lease> = (0..4)
+        .map(|_| Lease::acquire(&client, &space).expect("acquire"))
+        .collect();
+    let old_ids: Vec<Vec<u64>> = held.iter().map(|l| take(l, 100)).collect();
+    // Node 2 stops first; node 0 renews at least once more, then stops too.
+    let (n2, n0) = (held.remove(2), held.remove(0));
+    let (node2, until2) = (n2.node(), n2.until_ms());
+    n2.abandon();
+    sleep(Duration::from_millis(300));
+    let (node0, until0) = (n0.node(), n0.until_ms());
+    n0.abandon();
+    assert!(until2 < until0, "{until2} < {until0}");
+    // Both expire (the other two stay live); the oldest fence goes first.
+    let start = Instant::now();
+    let first = loop {
+        match Lease::acquire(&client, &space) {
+            Ok(lease) => break lease,
+            Err(Error::AllLeased { .. }) if start.elapsed() < Duration::from_secs(3) => {
+                sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(first.node(), node2);
+    assert!(
+        first.not_before_ms() >= until2 - 1,
+        "{} >= {until2} - 1",
+        first.not_before_ms()
+    );
+    let id = first.generator().next().expect("id");
+    assert!(time_of(lay, id) > first.not_before_ms());
+    assert!(id > *old_ids[2].iter().max().unwrap());
+    sleep(Duration::from_millis(300));
+    let second = Lease::acquire(&client, &space).expect("acquire the other expired id");
+    assert_eq!(second.node(), node0);
+    assert!(second.not_before_ms() >= until0 - 1);
+    let id = second.generator().next().expect("id");
+    assert!(time_of(lay, id) > second.not_before_ms());
+    assert!(id > *old_ids[0].iter().max().unwrap());
+    assert!(matches!(
+        Lease::acquire(&client, &space),
+        Err(Error::AllLeased { .. })
+    ));
+}
+
+#[test]
+fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
+    let server = Server::start();
+    let lay = layout(0);
+    let (ttl, skew) = (1_000, 100);
+    let space = Space::new("test:release", lay).ttl_ms(ttl).skew_ms(skew);
+    let client = server.client();
+    let first = Lease::acquire(&client, &space).expect("acquire");
+    // A new space's leases start after its guard (created + ttl + skew); past it, the
+    // generator issues at the clock's time.
+    sleep(Duration::from_millis(ttl + skew + 100));
+    let ids = take(&first, 5_000);
+    assert_eq!(ids.len(), 5_000);
+    let released_at = Instant::now();
+    first.release().expect("release");
+    // The fence came down to just after the newest ID: Redis's clock passes it within
+    // a few milliseconds, far sooner than the TTL.
+    let limit = Duration::from_millis(ttl / 4);
+    let next = loop {
+        match Lease::acquire(&client, &space) {
+            Ok(lease) => break lease,
+            Err(Error::AllLeased { .. }) if released_at.elapsed() < limit => {
+                sleep(Duration::from_millis(5))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(released_at.elapsed() < limit);
+    assert_eq!(next.node(), 0);
+    let id = next.generator().next().expect("id");
+    assert!(id > *ids.iter().max().unwrap());
+    // Releasing twice, or dropping after release, is harmless.
+    next.release().expect("release");
+}
+
+#[test]
+fn a_holder_that_cannot_renew_stops_issuing_by_ttl_minus_skew() {
+    let mut server = Server::start();
+    let lay = layout(3);
+    let (ttl, skew) = (600, 100);
+    let space = Space::new("test:lapse", lay)
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(150);
+    let lease = Lease::acquire(&server.client(), &space).expect("acquire");
+    assert!(!take(&lease, 10).is_empty());
+    server.kill();
+    let killed = Instant::now();
+    // The last successful renewal was sent before the kill.
+    let deadline = killed + Duration::from_millis(ttl - skew);
+    let mut stopped_at = None;
+    while killed.elapsed() < Duration::from_secs(3) {
+        match lease.generator().next() {
+            Ok(id) => {
+                assert!(stopped_at.is_none(), "an ID after the generator stopped");
+                assert!(time_of(lay, id) < lease.until_ms());
+            }
+            Err(snowdrift::Error::PastFence { .. }) => {
+                stopped_at.get_or_insert_with(Instant::now);
+                if killed.elapsed() > Duration::from_millis(ttl + 200) {
+                    break;
+                }
+            }
+            Err(e) => panic!("{e}"),
+        }
+        sleep(Duration::from_micros(200));
+    }
+    let stopped_at = stopped_at.expect("the generator stopped");
+    // Slack for the heartbeat's naps (25 ms) and a busy machine.
+    assert!(
+        stopped_at <= deadline + Duration::from_millis(150),
+        "stopped {:?} after the deadline",
+        stopped_at - deadline
+    );
+    assert_eq!(lease.state(), State::Lapsed);
+    assert_eq!(
+        lease.check().unwrap_err().to_string(),
+        "lease of node 0 of 'test:lapse' lapsed: no renewal succeeded for 500 ms (ttl 600 ms, skew 100 ms)"
+    );
+    // Release with Redis gone reports the Redis error and does not hang.
+    let start = Instant::now();
+    assert!(matches!(lease.release(), Err(Error::Redis(_))));
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fence() {
+    let mut server = Server::start();
+    let lay = layout(3);
+    let space = Space::new("test:loss", lay)
+        .ttl_ms(600)
+        .skew_ms(100)
+        .renew_every_ms(150);
+    let old = Lease::acquire(&server.client(), &space).expect("acquire");
+    assert_eq!(old.node(), 0);
+    let old_ids = take(&old, 1_000);
+    server.restart();
+    let start = Instant::now();
+    while old.is_live() && start.elapsed() < Duration::from_secs(3) {
+        sleep(Duration::from_millis(10));
+    }
+    assert_eq!(old.state(), State::Lost);
+    assert!(matches!(
+        old.generator().next(),
+        Err(snowdrift::Error::PastFence { .. })
+    ));
+    let message = old.check().unwrap_err().to_string();
+    assert_eq!(
+        message,
+        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, or Redis lost its data)"
+    );
+    let new = Lease::acquire(&server.client(), &space).expect("acquire after the loss");
+    assert_eq!(new.node(), 0);
+    assert!(
+        new.not_before_ms() >= old.until_ms() - 1,
+        "{} >= {} - 1",
+        new.not_before_ms(),
+        old.until_ms()
+    );
+    let new_ids = take(&new, 1_000);
+    assert_eq!(new_ids.len(), 1_000);
+    let old_set: HashSet<u64> = old_ids.iter().copied().collect();
+    assert!(new_ids.iter().all(|id| !old_set.contains(id)));
+    assert!(new_ids.iter().min() > old_ids.iter().max());
+    old.release()
+        .expect("releasing a lost lease is not an error");
+}
+
+#[test]
+fn a_space_has_one_setting() {
+    let server = Server::start();
+    let client = server.client();
+    let space = Space::new("test:config", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let _lease = Lease::acquire(&client, &space).expect("acquire");
+    let other = Space::new("test:config", layout(2))
+        .ttl_ms(2_000)
+        .skew_ms(100);
+    let err = Lease::acquire(&client, &other).unwrap_err();
+    assert!(matches!(err, Error::Config { .. }));
+    assert_eq!(
+        err.to_string(),
+        "space 'test:config' leases 4 node ids for 1000 ms (skew 100 ms); \
+         this client asked for 4 node ids for 2000 ms (skew 100 ms)"
+    );
+}
+
+#[test]
+fn invalid_options_are_refused_before_redis_is_touched() {
+    let server = Server::start();
+    let client = server.client();
+    let cases = [
+        (
+            Space::new("test:bad", layout(2)).ttl_ms(50),
+            "ttl_ms 50 is outside 100..=86400000",
+        ),
+        (
+            Space::new("test:bad", layout(2))
+                .ttl_ms(10_000)
+                .skew_ms(6_000),
+            "skew_ms 6000 must be below half of ttl_ms 10000",
+        ),
+        (
+            Space::new("test:bad", layout(2))
+                .ttl_ms(1_000)
+                .skew_ms(100)
+                .renew_every_ms(900),
+            "renew_every_ms 900 is outside 10..=899 (below ttl_ms - skew_ms)",
+        ),
+        (Space::new("", layout(2)), "space name must not be empty"),
+        (
+            Space::new("a}b", layout(2)),
+            "space name 'a}b' must not contain '{' or '}' (the keys' hash tag)",
+        ),
+    ];
+    for (space, message) in cases {
+        let err = Lease::acquire(&client, &space).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{err}");
+        assert_eq!(err.to_string(), message);
+    }
+    let history = Space::new("test:bad", layout(2)).policy(snowdrift::Policy::History);
+    assert!(matches!(
+        Lease::acquire(&client, &history),
+        Err(Error::Generator(_))
+    ));
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut server.connection())
+        .expect("KEYS");
+    assert!(keys.is_empty(), "{keys:?}");
+    // Nothing is sent at all: not even a connection is made.
+    let nowhere = redis::Client::open("redis://127.0.0.1:1/").expect("client");
+    let bad = Space::new("test:bad", layout(2)).ttl_ms(50);
+    assert!(matches!(
+        Lease::acquire(&nowhere, &bad),
+        Err(Error::Invalid { .. })
+    ));
+}
+
+#[test]
+fn the_first_lease_of_a_new_space_is_usable_within_ttl_plus_skew() {
+    let server = Server::start();
+    let lay = layout(2);
+    let (ttl, skew) = (1_000, 300);
+    let space = Space::new("test:usable", lay).ttl_ms(ttl).skew_ms(skew);
+    let start = Instant::now();
+    let lease = Lease::acquire(&server.client(), &space).expect("acquire");
+    let waited = start.elapsed();
+    assert!(waited < Duration::from_millis(ttl + skew), "{waited:?}");
+    // A new space fences its first leases after its guard: not before created + ttl + skew.
+    assert!(lease.not_before_ms() > 0);
+    assert!(lease.until_ms() > lease.not_before_ms() + 1);
+    let id = lease.generator().next().expect("id");
+    assert!(time_of(lay, id) > lease.not_before_ms());
+    assert!(time_of(lay, id) < lease.until_ms());
+}
+
+#[test]
+fn renewals_move_the_fence_while_the_lease_lives() {
+    let server = Server::start();
+    let space = Space::new("test:renew", layout(2)).ttl_ms(300).skew_ms(50);
+    let lease = Lease::acquire(&server.client(), &space).expect("acquire");
+    let first_until = lease.until_ms();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(900) {
+        lease
+            .generator()
+            .next()
+            .expect("IDs all along, across three TTLs");
+        sleep(Duration::from_millis(5));
+    }
+    assert!(lease.is_live());
+    assert!(lease.until_ms() >= first_until + 500);
+}
