@@ -1,0 +1,153 @@
+// The fleet chaos run: worker processes (Node, Rust or both) lease node ids of one small
+// space from a local redis-server and write every ID they issue to files, while this
+// script kills them with SIGKILL and starts them again at random, their clocks step back
+// at random (`--clock-steps`), and redis-server is restarted without persistence halfway
+// through. At the end every ID of every file is checked: none may appear twice.
+//
+//   node chaos.mjs --workers node,node,node,node [--seconds 20] [--node-bits 3] [--seed N]
+//
+// `--workers` names the kind of each worker slot: `node` (worker.mjs), `node-ioredis`
+// (worker.mjs with ioredis), or `rust` (the fleet_worker example of snowdrift-lease, built
+// by `cargo xtask test fleet` into target/release/examples/). Exits 1 on a duplicate, on
+// a file with a line that is not an ID, or when the workers issued too few IDs to mean
+// anything.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startRedis } from "./redis-server.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "../..");
+
+function args(argv) {
+  const o = { workers: "node,node,node,node", seconds: "20", "node-bits": "3", seed: String(Date.now() % 1e9) };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, "");
+    if (!(key in o) || argv[i + 1] === undefined) throw new RangeError(`unknown or incomplete option ${argv[i]}`);
+    o[key] = argv[i + 1];
+  }
+  return o;
+}
+
+const opts = args(process.argv.slice(2));
+const kinds = opts.workers.split(",");
+const seconds = Number(opts.seconds);
+const nodeBits = Number(opts["node-bits"]);
+// A small xorshift, seeded from the command line, so a failing run can be repeated.
+let seed = Number(opts.seed) >>> 0 || 1;
+const random = () => {
+  seed ^= seed << 13;
+  seed >>>= 0;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  seed >>>= 0;
+  return seed / 2 ** 32;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const dir = mkdtempSync(join(tmpdir(), "snowdrift-chaos-"));
+const redis = await startRedis();
+const space = `chaos:${process.pid}`;
+const TTL_MS = 1000;
+const SKEW_MS = 200;
+
+function command(kind, out, runFor) {
+  const common = ["--redis", `127.0.0.1:${redis.port}`, "--space", space, "--node-bits", String(nodeBits),
+    "--ttl-ms", String(TTL_MS), "--skew-ms", String(SKEW_MS), "--seconds", String(runFor), "--out", out,
+    "--clock-steps"];
+  if (kind === "rust") return [join(root, "target/release/examples/fleet_worker"), common];
+  if (kind === "node") return [process.execPath, [join(here, "worker.mjs"), ...common, "--client", "redis"]];
+  if (kind === "node-ioredis") return [process.execPath, [join(here, "worker.mjs"), ...common, "--client", "ioredis"]];
+  throw new RangeError(`unknown worker kind ${JSON.stringify(kind)} (allowed: node, node-ioredis, rust)`);
+}
+
+const started = Date.now();
+const left = () => Math.max(1, Math.ceil((seconds * 1000 - (Date.now() - started)) / 1000));
+const live = new Map(); // slot -> child
+let launched = 0;
+let killed = 0;
+
+function launch(slot) {
+  const kind = kinds[slot];
+  const [program, argv] = command(kind, join(dir, `${kind}-${slot}-${launched++}.ids`), left());
+  const child = spawn(program, argv, { stdio: ["ignore", "ignore", "pipe"] });
+  child.stderr.setEncoding("utf8");
+  child.log = "";
+  child.stderr.on("data", (d) => (child.log += d));
+  child.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  live.set(slot, child);
+}
+
+for (let slot = 0; slot < kinds.length; slot++) launch(slot);
+
+// Kill a random worker every 0.5-2.5 s and start it again at once; restart redis-server
+// without persistence at the halfway mark.
+let redisRestarted = false;
+while (Date.now() - started < seconds * 1000 - 1500) {
+  await sleep(500 + random() * 2000);
+  if (!redisRestarted && Date.now() - started > (seconds * 1000) / 2) {
+    await redis.restart();
+    redisRestarted = true;
+    console.error(`chaos: redis-server restarted without persistence at ${Date.now() - started} ms`);
+    continue;
+  }
+  const slot = Math.floor(random() * kinds.length);
+  const child = live.get(slot);
+  child.kill("SIGKILL");
+  await child.exited;
+  killed++;
+  launch(slot);
+}
+
+// The workers stop by themselves at the end; SIGTERM (release and exit) any that do not.
+const deadline = started + seconds * 1000 + 15_000;
+const failures = [];
+for (const [slot, child] of live) {
+  const timer = setTimeout(() => child.kill("SIGTERM"), Math.max(0, deadline - Date.now()));
+  const { code, signal } = await child.exited;
+  clearTimeout(timer);
+  if (code !== 0) failures.push(`worker ${slot} (${kinds[slot]}) ended with ${code ?? signal}: ${child.log.trim()}`);
+  else console.error(`chaos: worker ${slot} (${kinds[slot]}): ${child.log.trim().split("\n").pop()}`);
+}
+await redis.stop();
+
+// Every ID of every file, once.
+const seen = new Map();
+let total = 0;
+const perKind = {};
+const duplicates = [];
+const nodeMask = (1n << BigInt(nodeBits)) - 1n;
+const nodes = new Set();
+for (const file of readdirSync(dir)) {
+  const kind = file.split("-").slice(0, -2).join("-");
+  for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
+    if (line === "") continue;
+    if (!/^\d{1,20}$/.test(line)) {
+      failures.push(`${file}: ${JSON.stringify(line)} is not an ID`);
+      continue;
+    }
+    total++;
+    perKind[kind] = (perKind[kind] ?? 0) + 1;
+    nodes.add((BigInt(line) >> 12n) & nodeMask);
+    const other = seen.get(line);
+    if (other !== undefined) duplicates.push(`${line} in ${other} and ${file}`);
+    else seen.set(line, file);
+  }
+}
+rmSync(dir, { recursive: true, force: true });
+
+console.log(`chaos: ${kinds.length} workers (${opts.workers}), ${seconds} s, ${launched} processes started, ` +
+  `${killed} killed with SIGKILL, redis-server restarted: ${redisRestarted}, seed ${opts.seed}`);
+console.log(`chaos: ${total} IDs (${Object.entries(perKind).map(([k, n]) => `${k} ${n}`).join(", ")}), ` +
+  `${nodes.size} node ids used, ${duplicates.length} duplicates`);
+if (duplicates.length) failures.push(`duplicate IDs: ${duplicates.slice(0, 10).join("; ")}`);
+if (total < 10_000) failures.push(`only ${total} IDs were issued: the run proves nothing`);
+for (const kind of new Set(kinds)) {
+  if (!perKind[kind]) failures.push(`no ${kind} worker issued an ID`);
+}
+if (failures.length) {
+  console.error(failures.join("\n"));
+  process.exit(1);
+}
