@@ -133,10 +133,12 @@ impl<C: Clock> Shared<C> {
         }
     }
 
+    #[cfg(feature = "tokio")]
     pub(crate) fn ttl_ms(&self) -> u64 {
         self.ttl_ms
     }
 
+    #[cfg(feature = "tokio")]
     pub(crate) fn generator_issued_through(&self) -> u64 {
         self.gen.issued_through_ms()
     }
