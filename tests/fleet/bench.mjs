@@ -1,0 +1,93 @@
+// The cost of node id leases in Node, against a redis-server this script starts on
+// 127.0.0.1 (part of `cargo xtask bench`): an acquire (with its release), a renewal
+// (the heartbeat's script call), and `next()` of a lease-bound generator against an
+// unbound one with the same options, measured in turns in this one process. Medians; no
+// thresholds.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Snowdrift } from "snowdrift";
+import { leaseNode } from "snowdrift/redis";
+import { KINDS, connect } from "./clients.mjs";
+import { startServer } from "./redis-server.mjs";
+
+const require = createRequire(import.meta.url);
+const renewScript = readFileSync(join(dirname(require.resolve("snowdrift/package.json")), "lua/renew.lua"), "utf8");
+const renewSha = createHash("sha1").update(renewScript).digest("hex");
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+};
+const BURST = 1000;
+const ROUNDS = 301;
+const ROUND_TRIPS = 300;
+
+/** ns per call of `fn` (async), median of `n` calls. */
+async function perCall(fn, n = ROUND_TRIPS) {
+  for (let i = 0; i < 20; i++) await fn(i); // warm-up
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn(i);
+    samples.push(Number(process.hrtime.bigint() - t0));
+  }
+  return median(samples);
+}
+
+/** ns per `next()` of each generator, bursts taken in turns, each on a fresh millisecond. */
+function nextInTurns(gens) {
+  const samples = gens.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    gens.forEach((gen, i) => {
+      const t = Date.now();
+      while (Date.now() === t);
+      const t0 = process.hrtime.bigint();
+      for (let k = 0; k < BURST; k++) gen.next();
+      if (round > 20) samples[i].push(Number(process.hrtime.bigint() - t0) / BURST);
+    });
+  }
+  return samples.map(median);
+}
+
+const redis = await startServer();
+const rows = [];
+try {
+  for (const kind of KINDS) {
+    const { client, close } = await connect(kind, redis.port);
+    try {
+      const key = `bench:${kind}`;
+      const options = { key, layout: "twitter", ttlMs: 3000, skewMs: 500 };
+      // Create the space and wait out its first ttl + skew ms (while new leases are fenced
+      // ahead of the clock, see PROTOCOL.md), so what is timed is the steady state.
+      await (await leaseNode(client, options)).release();
+      await new Promise((r) => setTimeout(r, 3600));
+      const acquire = await perCall(async () => (await leaseNode(client, options)).release());
+      const lease = await leaseNode(client, options);
+      const keys = ["meta", "ends", "token", "holder"].map((k) => `{${key}}:${k}`);
+      // The heartbeat's call (EVALSHA of renew.lua, loaded by the acquires above) with
+      // the lease's own token, read from Redis: a real renewal of the live lease.
+      const token = await (kind === "redis" ? client.hGet(keys[2], String(lease.node)) : client.hget(keys[2], String(lease.node)));
+      const args = [key, String(lease.node), token, "3000"];
+      const renew = await perCall(() => (kind === "redis"
+        ? client.evalSha(renewSha, { keys, arguments: args })
+        : client.evalsha(renewSha, keys.length, ...keys, ...args)));
+      const [bound, unbound] = nextInTurns([lease.generator(), new Snowdrift({ layout: "twitter", node: lease.node })]);
+      await lease.release();
+      rows.push({ kind, acquire, renew, bound, unbound });
+    } finally {
+      await close();
+    }
+  }
+} finally {
+  await redis.stop();
+}
+
+const us = (ns) => `${(ns / 1000).toFixed(1)} µs`;
+console.log(`\nnode id leases, Node ${process.version}, redis-server on 127.0.0.1 (medians)\n`);
+console.log("| client | acquire + release | renewal (script call) | `next()`, lease-bound | `next()`, unbound | bound ÷ unbound |");
+console.log("|---|---|---|---|---|---|");
+for (const r of rows) {
+  console.log(`| ${r.kind} | ${us(r.acquire)} | ${us(r.renew)} | ${r.bound.toFixed(1)} ns | ${r.unbound.toFixed(1)} ns | ${(r.bound / r.unbound).toFixed(2)}× |`);
+}
