@@ -26,21 +26,7 @@ fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
     let space = Space::new("test:many", layout(5))
         .ttl_ms(1_000)
         .skew_ms(100);
-    let leases: Vec<Lease> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..32)
-            .map(|_| {
-                let (client, space) = (server.client(), &space);
-                s.spawn(move || Lease::acquire(&client, space).expect("acquire"))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect()
-    });
-    let mut nodes: Vec<u64> = leases.iter().map(Lease::node).collect();
-    nodes.sort_unstable();
-    assert_eq!(nodes, (0..32).collect::<Vec<u64>>());
+    let leases = common::acquire_concurrently(&server.client(), &space, 32);
     let err = Lease::acquire(&server.client(), &space).unwrap_err();
     assert!(matches!(err, Error::AllLeased { .. }));
     assert_eq!(err.to_string(), "all 32 node ids of 'test:many' are leased");

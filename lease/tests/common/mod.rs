@@ -199,3 +199,27 @@ impl Cluster {
         self.servers.iter().map(Server::url).collect()
     }
 }
+
+/// `n` leases of `space` taken by `n` threads at once; asserts that they hold the ids
+/// `0..n`, each once.
+pub fn acquire_concurrently<K: snowdrift_lease::Connector + Sync>(
+    client: &K,
+    space: &snowdrift_lease::Space,
+    n: u64,
+) -> Vec<snowdrift_lease::Lease> {
+    let leases: Vec<snowdrift_lease::Lease> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                s.spawn(move || snowdrift_lease::Lease::acquire(client, space).expect("acquire"))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let mut nodes: Vec<u64> = leases.iter().map(snowdrift_lease::Lease::node).collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, (0..n).collect::<Vec<u64>>());
+    leases
+}

@@ -1,0 +1,65 @@
+//! `acquire_async` with a tokio heartbeat (feature `tokio`).
+#![cfg(feature = "tokio")]
+
+mod common;
+
+use common::{layout, Server};
+use snowdrift_lease::{Lease, Space, State};
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_task_keeps_the_lease_alive_past_two_ttls() {
+    let server = Server::start();
+    let client = server.client();
+    let ttl = 400;
+    let space = Space::new("tokio:alive", layout(2)).ttl_ms(ttl).skew_ms(50);
+    let lease = Lease::acquire_async(&client, &space)
+        .await
+        .expect("acquire_async");
+    let first_until = lease.until_ms();
+    let mut ids = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(ttl * 5 / 2) {
+        ids.push(lease.generator().next().expect("IDs across two TTLs"));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(lease.is_live());
+    assert!(lease.until_ms() >= first_until + ttl);
+    assert!(ids.windows(2).all(|w| w[1] > w[0]));
+    assert_eq!(lease.node(), 0);
+    lease.release_async().await.expect("release");
+    let next = loop {
+        match Lease::acquire_async(&client, &space).await {
+            Ok(lease) => break lease,
+            Err(snowdrift_lease::Error::AllLeased { .. })
+                if start.elapsed() < Duration::from_secs(5) =>
+            {
+                tokio::time::sleep(Duration::from_millis(5)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(next.node(), 1); // the lowest id never leased comes first
+    assert!(next.generator().next().expect("id") > 0);
+    drop(next); // released by a background task
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_task_lapses_when_redis_is_gone() {
+    let mut server = Server::start();
+    let space = Space::new("tokio:lapse", layout(2)).ttl_ms(400).skew_ms(50);
+    let lease = Lease::acquire_async(&server.client(), &space)
+        .await
+        .expect("acquire_async");
+    server.kill();
+    let start = Instant::now();
+    while lease.is_live() && start.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(lease.state(), State::Lapsed);
+    assert!(start.elapsed() < Duration::from_millis(350 + 150));
+    assert!(matches!(
+        lease.generator().next(),
+        Err(snowdrift::Error::PastFence { .. })
+    ));
+}
