@@ -108,6 +108,9 @@ impl Rng {
     }
 }
 
+/// How far behind wall time a stepping clock may be.
+const MAX_BEHIND_MS: u64 = 3_000;
+
 fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -115,8 +118,10 @@ fn wall_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Wall time plus an offset that is never positive: with `steps`, it drops by 1–1500 ms
-/// every 300–800 ms and creeps back toward 0 at half the speed of real time.
+/// Wall time plus an offset that is never positive: with `steps`, it starts 1500–3000 ms
+/// behind (a process whose clock is behind by more than a lease lasts, so it would reissue
+/// a dead holder's IDs unless the lease fenced it), drops by 1–1500 ms every 300–800 ms
+/// (at most 3000 ms behind in all) and creeps back toward 0 at half the speed of real time.
 #[derive(Clone)]
 struct SteppingClock {
     steps: bool,
@@ -133,13 +138,18 @@ struct StepState {
 impl SteppingClock {
     fn new(steps: bool) -> Self {
         let now = wall_ms();
+        let mut rng = Rng::seeded();
         SteppingClock {
             steps,
             state: Arc::new(Mutex::new(StepState {
-                offset_ms: 0,
+                offset_ms: if steps {
+                    rng.between(MAX_BEHIND_MS / 2, MAX_BEHIND_MS)
+                } else {
+                    0
+                },
                 last_wall: now,
                 next_step: now + 500,
-                rng: Rng::seeded(),
+                rng,
             })),
         }
     }
@@ -157,7 +167,7 @@ impl Clock for SteppingClock {
         s.offset_ms = s.offset_ms.saturating_sub(elapsed / 2);
         if wall >= s.next_step {
             let back = s.rng.between(1, 1_500);
-            s.offset_ms += back;
+            s.offset_ms = (s.offset_ms + back).min(MAX_BEHIND_MS);
             s.next_step = wall + s.rng.between(300, 800);
         }
         wall.saturating_sub(s.offset_ms)

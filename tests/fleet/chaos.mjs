@@ -82,11 +82,11 @@ function launch(slot) {
 
 for (let slot = 0; slot < kinds.length; slot++) launch(slot);
 
-// Kill a random worker every 0.5-2.5 s and start it again at once; restart redis-server
+// Kill a random worker every 0.3-1.3 s and start it again at once; restart redis-server
 // without persistence at the halfway mark.
 let redisRestarted = false;
 while (Date.now() - started < seconds * 1000 - 1500) {
-  await sleep(500 + random() * 2000);
+  await sleep(300 + random() * 1000);
   if (!redisRestarted && Date.now() - started > (seconds * 1000) / 2) {
     await redis.restart();
     redisRestarted = true;

@@ -35,13 +35,13 @@ const deadline = performance.now() + Number(o.seconds) * 1000;
 const between = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Date.now() shifted back by an offset that starts at 0-3000 ms (a process whose clock
+/** Date.now() shifted back by an offset that starts at 1500-3000 ms (a process whose clock
  * is behind by more than a lease lasts, so it would reissue a dead holder's IDs unless
  * the lease fences it), steps down by 1-1500 ms every 300-800 ms (at most 3000 ms in
  * all) and creeps back toward 0 at 90% of real time, so the clock still moves forward
  * while it creeps, and never reads ahead of Date.now(). */
 function steppingClock() {
-  let offset = -between(0, 3000);
+  let offset = -between(1500, 3000);
   let last = Date.now();
   let nextStep = last + between(300, 800);
   return () => {

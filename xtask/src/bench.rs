@@ -6,7 +6,8 @@ use crate::util::{cargo, Result};
 pub fn run() -> Result {
     // The core against its peer crates (bench/benches/compare.rs).
     let core = cargo(&["bench", "-p", "snowdrift-bench", "--bench", "compare"]);
-    // The npm package's benchmark runs even if another one failed.
-    crate::npm::bench()?;
-    core
+    // The npm package's and the leases' benchmarks run even if another one failed.
+    let npm = crate::npm::bench();
+    let fleet = crate::fleet::bench();
+    core.and(npm).and(fleet)
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod firmware;
+mod fleet;
 mod fuzz;
 mod npm;
 mod test;

@@ -28,6 +28,7 @@ pub fn run(args: &[String]) -> Result {
         ("wasm-core", wasm_core),
         ("firmware", firmware),
         ("npm", crate::npm::test),
+        ("fleet", crate::fleet::test),
         ("www", crate::www::test),
     ];
     for (name, suite) in suites {

@@ -1,0 +1,134 @@
+//! The cost of node id leases in Rust, against a redis-server this benchmark starts on
+//! 127.0.0.1 (part of `cargo xtask bench`): an acquire with its release, a renewal (the
+//! heartbeat's script call), and `next()` of a lease-bound `AtomicGenerator` against an
+//! unbound one with the same clock, layout and policy, taking turns burst by burst.
+//! Medians; printed as a markdown table; no thresholds.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+use snowdrift_lease::{Lease, Space};
+
+/// Round trips per Redis row.
+const ROUND_TRIPS: usize = 300;
+/// IDs per timed burst: fewer than the 4,096 a millisecond allows.
+const BURST: u32 = 3000;
+const ROUNDS: usize = 201;
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+/// µs per call of `f`, median of [`ROUND_TRIPS`] after a warm-up.
+fn per_call(mut f: impl FnMut()) -> f64 {
+    for _ in 0..20 {
+        f();
+    }
+    median(
+        (0..ROUND_TRIPS)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect(),
+    )
+}
+
+/// Waits for the next millisecond of the wall clock, so a burst never waits for a tick.
+fn next_ms() {
+    let start = MonotonicClock::new();
+    let t = snowdrift::Clock::now_ms(&start);
+    while snowdrift::Clock::now_ms(&start) == t {}
+}
+
+/// ns per `next()` of each generator, in turns.
+fn next_in_turns(gens: [&AtomicGenerator<MonotonicClock>; 2]) -> [f64; 2] {
+    let mut samples = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        for (i, gen) in gens.iter().enumerate() {
+            next_ms();
+            let t = Instant::now();
+            for _ in 0..BURST {
+                black_box(gen.next().expect("an ID"));
+            }
+            if round >= 20 {
+                samples[i].push(t.elapsed().as_secs_f64() * 1e9 / f64::from(BURST));
+            }
+        }
+    }
+    let [a, b] = samples;
+    [median(a), median(b)]
+}
+
+fn main() {
+    let server = common::Server::start();
+    let client = server.client();
+    let ttl_ms = 3_000;
+    let skew_ms = 500;
+    let space = Space::new("bench:rust", Layout::TWITTER)
+        .ttl_ms(ttl_ms)
+        .skew_ms(skew_ms)
+        .policy(Policy::DEFAULT);
+    // Create the space and wait out its first ttl + skew ms (while new leases are fenced
+    // ahead of the clock, see PROTOCOL.md), so what is timed is the steady state.
+    Lease::acquire(&client, &space)
+        .and_then(Lease::release)
+        .expect("first lease");
+    sleep(Duration::from_millis(ttl_ms + skew_ms + 100));
+
+    let acquire = per_call(|| {
+        Lease::acquire(&client, &space)
+            .and_then(Lease::release)
+            .expect("acquire and release");
+    });
+
+    let lease = Lease::acquire(&client, &space).expect("lease");
+    let keys = ["meta", "ends", "token", "holder"].map(|k| format!("{{bench:rust}}:{k}"));
+    let mut con = server.connection();
+    let token: String = redis::cmd("HGET")
+        .arg(&keys[2])
+        .arg(lease.node())
+        .query(&mut con)
+        .expect("token");
+    // The heartbeat's call (EVALSHA, loaded by the first call) on the live lease.
+    let script = redis::Script::new(include_str!("../lua/renew.lua"));
+    let renew = per_call(|| {
+        let reply: Vec<u64> = script
+            .key(&keys[0])
+            .key(&keys[1])
+            .key(&keys[2])
+            .key(&keys[3])
+            .arg("bench:rust")
+            .arg(lease.node())
+            .arg(&token)
+            .arg(ttl_ms)
+            .invoke(&mut con)
+            .expect("renewal");
+        black_box(reply);
+    });
+
+    let unbound = AtomicGenerator::new(
+        MonotonicClock::new(),
+        Layout::TWITTER,
+        lease.node(),
+        Policy::DEFAULT,
+    )
+    .expect("generator");
+    let [bound, free] = next_in_turns([lease.generator(), &unbound]);
+    lease.release().expect("release");
+
+    println!("\nnode id leases, Rust, redis-server on 127.0.0.1 (medians)\n");
+    println!("| acquire + release | renewal (script call) | `AtomicGenerator::next()`, lease-bound | unbound | bound ÷ unbound |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| {acquire:.1} µs | {renew:.1} µs | {bound:.2} ns | {free:.2} ns | {:.2}× |",
+        bound / free
+    );
+}

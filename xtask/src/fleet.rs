@@ -1,0 +1,82 @@
+//! The `fleet` test suite and benchmark: node id leases from Redis (`lease/`, the npm
+//! package's `snowdrift/redis`), against redis-server processes the tests start on
+//! 127.0.0.1 at free ports and stop again.
+
+use std::path::PathBuf;
+
+use crate::util::{cargo, ensure_apt, root, run_in, Result};
+
+/// Seconds each chaos run lasts.
+const CHAOS_SECONDS: &str = "20";
+
+/// The chaos runs: the kind of each of the four worker processes sharing a 3-bit space.
+const CHAOS_RUNS: &[&str] = &[
+    "node,node,node-ioredis,node-ioredis",
+    "rust,rust,rust,rust",
+    "node,rust,node-ioredis,rust",
+];
+
+fn fleet_dir() -> PathBuf {
+    root().join("tests/fleet")
+}
+
+/// redis-server and redis-cli (the cluster tests create a cluster with it), and the npm
+/// package with its dev tools (node-redis and ioredis among them).
+fn setup() -> Result {
+    ensure_apt(&[
+        ("redis-server", "redis-server"),
+        ("redis-tools", "redis-cli"),
+    ])?;
+    crate::npm::build()?;
+    // The fleet tests import the package and the Redis clients from tests/js.
+    let link = fleet_dir().join("node_modules");
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::os::unix::fs::symlink("../js/node_modules", &link)
+            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask test fleet`: the Rust crate's tests, the Node tests, then the chaos runs.
+pub fn test() -> Result {
+    setup()?;
+    // The Rust worker of the chaos runs.
+    cargo(&[
+        "build",
+        "-p",
+        "snowdrift-lease",
+        "--release",
+        "--example",
+        "fleet_worker",
+    ])?;
+    cargo(&["test", "-p", "snowdrift-lease", "--all-features"])?;
+    run_in(
+        &fleet_dir(),
+        "node",
+        &["--test", "--test-concurrency=1", "--test-timeout=300000"],
+        &[],
+    )?;
+    for workers in CHAOS_RUNS {
+        run_in(
+            &fleet_dir(),
+            "node",
+            &[
+                "chaos.mjs",
+                "--workers",
+                workers,
+                "--seconds",
+                CHAOS_SECONDS,
+            ],
+            &[],
+        )?;
+    }
+    Ok(())
+}
+
+/// The lease rows of `cargo xtask bench`: Rust (lease/benches/lease.rs), then Node
+/// (tests/fleet/bench.mjs), each against a redis-server of its own.
+pub fn bench() -> Result {
+    setup()?;
+    cargo(&["bench", "-p", "snowdrift-lease", "--bench", "lease"])?;
+    run_in(&fleet_dir(), "node", &["bench.mjs"], &[])
+}
