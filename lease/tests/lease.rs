@@ -14,7 +14,7 @@ fn time_of(layout: Layout, id: u64) -> u64 {
 }
 
 /// Takes IDs until `n` are issued or the generator refuses.
-fn take(lease: &Lease, n: usize) -> Vec<u64> {
+fn take<C: snowdrift::Clock>(lease: &Lease<C>, n: usize) -> Vec<u64> {
     (0..n)
         .map_while(|_| lease.generator().next().ok())
         .collect()
@@ -322,4 +322,56 @@ fn renewals_move_the_fence_while_the_lease_lives() {
     }
     assert!(lease.is_live());
     assert!(lease.until_ms() >= first_until + 500);
+}
+
+/// Wall time less a shared offset that a test steps back.
+#[derive(Clone, Default)]
+struct SteppedBack(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl snowdrift::Clock for SteppedBack {
+    fn now_ms(&self) -> u64 {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as u64;
+        wall - self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn under_switch_node_a_clock_step_back_moves_the_holder_to_a_fresh_lease() {
+    let server = Server::start();
+    let lay = layout(3);
+    let clock = SteppedBack::default();
+    let space = Space::new("test:switch", lay)
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .policy(snowdrift::Policy::SwitchNode)
+        .clock(clock.clone());
+    // Past the new space's first ttl + skew ms, so the lease issues at the clock's time.
+    Lease::acquire(&server.client(), &space)
+        .and_then(Lease::release)
+        .expect("first lease");
+    sleep(Duration::from_millis(1_300));
+
+    let old = Lease::acquire(&server.client(), &space).expect("lease");
+    let before = take(&old, 5_000);
+    assert_eq!(before.len(), 5_000);
+    clock.0.store(5_000, std::sync::atomic::Ordering::SeqCst);
+    let Err(snowdrift::Error::SwitchNode { by_ms }) = old.generator().next() else {
+        panic!("a 5 s step back under SwitchNode is not reported as a node switch");
+    };
+    assert!(by_ms > 4_000, "step reported as {by_ms} ms");
+
+    // The recipe: a fresh lease (another id, fenced like any), then let the old one go.
+    let new = Lease::acquire(&server.client(), &space).expect("fresh lease");
+    assert_ne!(new.node(), old.node());
+    old.release().expect("release");
+    let after = take(&new, 5_000);
+    assert_eq!(after.len(), 5_000);
+    assert!(after
+        .iter()
+        .all(|&id| lay.decode(id).expect("decode").node == new.node()));
+    let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
+    assert_eq!(all.len(), 10_000, "an ID was issued twice");
 }
