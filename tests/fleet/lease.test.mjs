@@ -218,6 +218,7 @@ test("option errors name the value and the allowed range, before any call to Red
   const cases = [
     [{}, TypeError, "key must be a string, got undefined undefined"],
     [{ key: "" }, RangeError, "key must not be empty"],
+    [{ key: "ids:{a}" }, RangeError, "key \"ids:{a}\" must not contain '{' or '}' (the keys' hash tag)"],
     [{ key: "k", ttlMs: 50 }, RangeError, "ttlMs 50 is outside the allowed range 100..=86400000"],
     [{ key: "k", ttlMs: 1000, skewMs: 500 }, RangeError, "skewMs 500 is outside the allowed range 0..=499"],
     [{ key: "k", ttlMs: 1000 }, RangeError, "skewMs 1000 (the default) is outside the allowed range 0..=499 (below ttlMs / 2): give skewMs"],

@@ -318,6 +318,7 @@ async function leaseNode(client, options) {
   const space = options.key;
   if (typeof space !== "string") throw wrongType("key", "a string", space);
   if (space.length === 0) throw new RangeError("key must not be empty");
+  if (/[{}]/.test(space)) throw new RangeError(`key ${describe(space)} must not contain '{' or '}' (the keys' hash tag)`);
   const facts = layoutFacts(options.layout);
   const ttl = intOption("ttlMs", options.ttlMs, 100, 86_400_000, 10_000);
   const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
