@@ -4,6 +4,8 @@ import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, ma
 import type { Parts, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, OpenOptions } from "snowdrift/browser";
+import { leaseNode } from "snowdrift/redis";
+import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -42,6 +44,18 @@ async function persistent(): Promise<[bigint, number, string]> {
   return [next, g.node, where];
 }
 const odds: number = collisionOdds(100, "instagram");
+
+// snowdrift/redis: a node id leased from Redis, and its fenced generator.
+async function leased(client: RedisClient): Promise<[bigint, number, LeaseState]> {
+  const leaseOptions: LeaseOptions = { key: "ids:orders", layout: "twitter", ttlMs: 10_000, skewMs: 1000 };
+  const lease: Lease = await leaseNode(client, leaseOptions);
+  const g: Snowdrift = lease.generator({ onClockBackwards: "wait", maxWaitMs: 50 });
+  g.setFenceMs(lease.until);
+  const through: number = g.issuedThroughMs;
+  const stopped: AbortSignal = lease.signal;
+  await lease.release();
+  return [g.next(), lease.notBefore + through + (stopped.aborted ? 1 : 0), lease.state];
+}
 const fromBrowser: Parts = decodeBrowser(id);
 
 // @ts-expect-error a node id is a number or a function giving one, not a string
@@ -54,5 +68,7 @@ new Snowdrift({ layout: "snowflake" });
 const wrong: number = gen.next();
 // @ts-expect-error the policy names are fixed
 new Snowdrift({ onClockBackwards: "retry" });
+// @ts-expect-error a lease's generator takes its node from the lease
+async (lease: Lease) => lease.generator({ node: 3 });
 
-export { batch, maybe, date, dc, custom, again, range, seconds, wrong, persistent, odds, fromBrowser };
+export { batch, maybe, date, dc, custom, again, range, seconds, wrong, persistent, odds, fromBrowser, leased };
