@@ -224,8 +224,7 @@ impl<C: Clock> AtomicGenerator<C> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn issued_through_ms(&self) -> u64 {
-        self.engine
-            .start_ms(self.next.load(Ordering::Acquire) >> self.engine.seq_bits())
+        self.engine.slot_start_ms(self.next.load(Ordering::Acquire))
     }
 
     /// The layout.

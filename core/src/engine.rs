@@ -259,6 +259,12 @@ impl Engine {
             .saturating_add(tick.saturating_mul(self.unit_ms))
     }
 
+    /// The start of the tick of `slot`, in Unix ms: at or after the time of every slot
+    /// below it.
+    pub fn slot_start_ms(&self, slot: u64) -> u64 {
+        self.start_ms(slot >> self.seq_bits)
+    }
+
     /// The number of ticks that start before Unix millisecond `ms`: a fence at `ms` lets
     /// a generator use exactly the ticks below it.
     pub fn ticks_before(&self, ms: u64) -> u64 {

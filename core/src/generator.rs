@@ -380,7 +380,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn issued_through_ms(&self) -> u64 {
-        self.engine.start_ms(self.next >> self.engine.seq_bits())
+        self.engine.slot_start_ms(self.next)
     }
 
     /// The layout.
