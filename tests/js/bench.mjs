@@ -17,7 +17,7 @@ import { Snowflake as NodejsSnowflake } from "nodejs-snowflake";
 import { v7 as uuidv7 } from "uuid";
 import { ulid } from "ulid";
 import { ObjectId } from "bson";
-import { floor } from "./floor.mjs";
+import { floor, decodeFloor } from "./floor.mjs";
 
 const require = createRequire(import.meta.url);
 const FlakeId = require("flake-idgen");
@@ -149,6 +149,15 @@ const ids = Array.from(sd.nextBatch(4096));
 const sapphireIds = Array.from({ length: 4096 }, () => sapphire.generate());
 const texts = ids.map(toBase32);
 const discordIds = ids.map((id) => compose(decode(id), "discord"));
+const wasmCall = decodeFloor();
+const fields = new Float64Array([1461996000000, 32, 1, 0, 7]);
+function FloorParts(timestampMs, node, datacenter, worker, sequence) {
+  this.timestampMs = timestampMs;
+  this.node = node;
+  this.datacenter = datacenter;
+  this.worker = worker;
+  this.sequence = sequence;
+}
 const dec = table("decode(id) -> parts", [
   ["snowdrift decode(id)", (id) => decode(id), { inputs: ids }],
   ["snowdrift decode(id, \"discord\")", (id) => decode(id, "discord"), { inputs: discordIds }],
@@ -157,6 +166,14 @@ const dec = table("decode(id) -> parts", [
   ["nodejs-snowflake timestampFromID + instanceIDFromID", (id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], { inputs: ids }],
   ["JS BigInt by hand (reference)", (id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), { inputs: ids }],
 ], "snowdrift decode(id)");
+
+// The floor of any wasm decode that returns an object: the call with the bigint alone,
+// then the call plus a five-field object read from a Float64Array (as decode does). A
+// table of its own: measured in turns with the decode rows, it slows them down.
+const decFloor = table("decode floor (references)", [
+  ["wasm call taking the bigint", (id) => wasmCall(1, id), { inputs: ids }],
+  ["that call + a 5-field object", (id) => (wasmCall(1, id) === 2 ? new FloorParts(fields[0], fields[1] | 0, fields[2] | 0, fields[3] | 0, fields[4] | 0) : null), { inputs: ids }],
+], "wasm call taking the bigint");
 
 table("base32 (Crockford, 13 characters)", [
   ["snowdrift toBase32(id)", (id) => toBase32(id), { inputs: ids }],
@@ -201,4 +218,6 @@ console.log(`  nextBatch <= 3 ns per ID: ${batch["snowdrift nextBatch(4096)"].to
 for (const row of ["snowdrift decode(id)", "snowdrift decode(id, \"discord\")"]) {
   console.log(`  ${row.slice(10)} <= 15 ns: ${dec[row].toFixed(1)} ns, ${verdict(dec[row] <= 15)}`);
 }
+const decodeFloorNs = decFloor["that call + a 5-field object"];
+console.log(`    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`);
 console.log(`  browser entry <= 10 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 10 * 1024)}`);

@@ -20,3 +20,23 @@ export function floor() {
   const module = new WebAssembly.Module(bytes);
   return new WebAssembly.Instance(module, { env: { now: Date.now } }).exports.next;
 }
+
+// The floor of `decode`: a wasm function taking (i32, i64), as snowdrift's decode export
+// does (a layout address and the ID), that decodes nothing and returns the constant 2.
+// Assembled by hand, 36 bytes: (func (export "f") (param i32 i64) (result i32) i32.const 2)
+const decodeBytes = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+  // type section: one type, (i32, i64) -> i32
+  0x01, 0x07, 0x01, 0x60, 0x02, 0x7f, 0x7e, 0x01, 0x7f,
+  // function section: one function of type 0
+  0x03, 0x02, 0x01, 0x00,
+  // export section: "f" is function 0
+  0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00,
+  // code section: no locals; i32.const 2, end
+  0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x02, 0x0b,
+]);
+
+/** The decode floor's call: a bigint into wasm, a small integer back. */
+export function decodeFloor() {
+  return new WebAssembly.Instance(new WebAssembly.Module(decodeBytes)).exports.f;
+}
