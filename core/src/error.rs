@@ -486,8 +486,19 @@ impl Message {
     /// The text.
     pub fn as_str(&self) -> &str {
         // Only whole UTF-8 sequences are ever pushed (see `push`).
+        core::str::from_utf8(self.as_bytes()).unwrap_or("")
+    }
+
+    /// The text as UTF-8 bytes, without the check `as_str` makes: for copying the message
+    /// elsewhere (a wasm buffer, a UART) in code that wants no UTF-8 validator.
+    ///
+    /// ```
+    /// let m = snowdrift::LayoutError::ZeroUnit.message();
+    /// assert_eq!(m.as_bytes(), m.as_str().as_bytes());
+    /// ```
+    pub fn as_bytes(&self) -> &[u8] {
         // `get` rather than indexing: no panic path (len never exceeds the buffer).
-        core::str::from_utf8(self.buf.get(..self.len).unwrap_or(&[])).unwrap_or("")
+        self.buf.get(..self.len).unwrap_or(&[])
     }
 
     /// Appends `s`, or as much of it as fits, cut at a character boundary.
@@ -496,10 +507,13 @@ impl Message {
         while !s.is_char_boundary(n) {
             n -= 1;
         }
-        if let (Some(to), Some(from)) = (
-            self.buf.get_mut(self.len..self.len + n),
-            s.as_bytes().get(..n),
-        ) {
+        self.push_ascii(s.as_bytes().get(..n).unwrap_or(&[]))
+    }
+
+    /// Appends ASCII bytes, or as many as fit (any cut is at a character boundary).
+    fn push_ascii(&mut self, ascii: &[u8]) -> &mut Message {
+        let n = ascii.len().min(Message::CAPACITY - self.len);
+        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + n), ascii.get(..n)) {
             to.copy_from_slice(from);
         }
         self.len += n;
@@ -537,17 +551,14 @@ impl Message {
             }
             digits = rest;
         }
-        // ASCII digits.
-        self.push(core::str::from_utf8(digits).unwrap_or(""))
+        self.push_ascii(digits)
     }
 
     /// Appends `n` in base `radix`, at least `min` digits.
     fn radix(&mut self, n: u64, radix: u64, min: usize) -> &mut Message {
         let mut digits = [0u8; 20];
         let len = crate::text::digits_into(&mut digits, n, radix, min);
-        let digits = digits.get(digits.len() - len..).unwrap_or(&[]);
-        // ASCII digits.
-        self.push(core::str::from_utf8(digits).unwrap_or(""))
+        self.push_ascii(digits.get(digits.len() - len..).unwrap_or(&[]))
     }
 
     /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),

@@ -77,9 +77,18 @@ impl IdText {
     /// The text.
     pub fn as_str(&self) -> &str {
         // Only ASCII from the alphabets below is ever written.
+        core::str::from_utf8(self.as_bytes()).unwrap_or("")
+    }
+
+    /// The text as ASCII bytes, without the check `as_str` makes (for code that wants no
+    /// UTF-8 validator, such as a wasm build copying it out).
+    ///
+    /// ```
+    /// assert_eq!(snowdrift::text::to_hex(255).as_bytes(), b"00000000000000ff");
+    /// ```
+    pub fn as_bytes(&self) -> &[u8] {
         // `get` rather than indexing: no panic path (len never exceeds the buffer).
-        let bytes = self.buf.get(..self.len as usize).unwrap_or(&[]);
-        core::str::from_utf8(bytes).unwrap_or("")
+        self.buf.get(..self.len as usize).unwrap_or(&[])
     }
 }
 
