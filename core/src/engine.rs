@@ -74,9 +74,20 @@ pub(crate) struct Behind {
 pub(crate) fn run<C: Clock, T>(
     clock: &C,
     blocking: bool,
+    attempt: impl FnMut(u64) -> Step<T>,
+) -> Result<T, Error> {
+    run_from(clock, clock.now_ms(), blocking, attempt)
+}
+
+/// [`run`], with the clock's first reading already taken (`first_ms`).
+#[inline(always)]
+pub(crate) fn run_from<C: Clock, T>(
+    clock: &C,
+    first_ms: u64,
+    blocking: bool,
     mut attempt: impl FnMut(u64) -> Step<T>,
 ) -> Result<T, Error> {
-    match attempt(clock.now_ms()) {
+    match attempt(first_ms) {
         Step::Done(v) | Step::Lead(v) => Ok(v),
         Step::Fail(e) => Err(e),
         Step::Wait(_) | Step::NextTick { .. } if !blocking => Err(Error::WouldBlock),
@@ -204,6 +215,15 @@ impl Engine {
     /// The tick holding Unix millisecond `ms`, or why there is none.
     #[inline(always)]
     pub fn tick(&self, ms: u64) -> Result<u64, Error> {
+        match self.tick_of(ms) {
+            Some(tick) => Ok(tick),
+            None => Err(self.time_error(ms)),
+        }
+    }
+
+    /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
+    #[inline(always)]
+    fn tick_of(&self, ms: u64) -> Option<u64> {
         let since = ms.wrapping_sub(self.epoch_ms);
         // One predictable branch keeps the division off the path of 1 ms layouts.
         let tick = if self.unit_ms == 1 {
@@ -215,9 +235,21 @@ impl Engine {
         // to at least 2^64 - epoch, and a valid layout has epoch + max_tick * unit below
         // 2^63, so even divided by the unit it lands above `max_tick`.
         if tick > self.max_tick {
-            return Err(self.time_error(ms));
+            return None;
         }
-        Ok(tick)
+        Some(tick)
+    }
+
+    /// The common case of taking one slot, decided with no policy: the clock (reading
+    /// `ms`) is in the tick of `next`, the next free slot, and that tick is before
+    /// `fence`. Then `next` is the slot to hand out; `None` sends the caller the whole way
+    /// ([`decide`](Self::decide) and the policy), which gives the same slot when this does.
+    #[inline(always)]
+    pub fn ready(&self, ms: u64, next: u64, fence: u64) -> Option<u64> {
+        match self.tick_of(ms) {
+            Some(now) if now < fence && next >> self.seq_bits == now => Some(next),
+            _ => None,
+        }
     }
 
     #[cold]

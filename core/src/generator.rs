@@ -205,7 +205,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     #[inline(always)] // the common case is a few instructions; waiting is out of line
     #[allow(clippy::should_implement_trait)] // fallible, not an iterator
     pub fn next(&mut self) -> Result<u64, Error> {
-        self.take(1, true).map(|(slot, _)| self.engine.id(slot))
+        self.take_one(true)
     }
 
     /// The next ID if it is available without waiting, else [`Error::WouldBlock`]. Never
@@ -223,7 +223,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     #[inline(always)]
     pub fn try_next(&mut self) -> Result<u64, Error> {
-        self.take(1, false).map(|(slot, _)| self.engine.id(slot))
+        self.take_one(false)
     }
 
     /// Reserves up to `n` consecutive IDs (at least one, at most the rest of one tick) in
@@ -400,9 +400,36 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         &self.clock
     }
 
+    /// One ID: inline, the common case of the clock in the tick of the next free slot;
+    /// anything else out of line, through [`take_from`](Self::take_from).
+    #[inline(always)]
+    fn take_one(&mut self, blocking: bool) -> Result<u64, Error> {
+        let ms = self.clock.now_ms();
+        // Under the history policy every change of tick is recorded: all the way, always.
+        if H == 0 {
+            if let Some(slot) = self.engine.ready(ms, self.next, self.fence) {
+                self.next = slot + 1;
+                return Ok(self.engine.id(slot));
+            }
+        }
+        self.take_one_from(ms, blocking)
+    }
+
+    #[inline(never)]
+    fn take_one_from(&mut self, ms: u64, blocking: bool) -> Result<u64, Error> {
+        self.take_from(ms, 1, blocking)
+            .map(|(slot, _)| self.engine.id(slot))
+    }
+
     /// Takes up to `n` slots of one tick: (first slot, count).
     #[inline(always)]
     fn take(&mut self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
+        self.take_from(self.clock.now_ms(), n, blocking)
+    }
+
+    /// [`take`](Self::take), the clock's first reading being `first_ms`.
+    #[inline(always)]
+    fn take_from(&mut self, first_ms: u64, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = n.max(1);
         let Generator {
             engine,
@@ -413,7 +440,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             clock,
         } = self;
         let (engine, fence) = (&*engine, *fence);
-        engine::run(clock, blocking, move |ms| {
+        engine::run_from(clock, first_ms, blocking, move |ms| {
             let now = match engine.tick(ms) {
                 Ok(now) => now,
                 Err(e) => return Step::Fail(e),
