@@ -120,26 +120,17 @@ function build(module) {
   const clocks = [];
   const freeClocks = [];
   let clockError;
-  // A user's clock function is running, inside a generator call: generators must not be
-  // called from it (the running call holds the generator's state and the batch buffer,
-  // so a second call could repeat an ID).
-  let inClock = false;
-  const reentered = () => new Error("a clock function must not call a snowdrift generator");
   let u8, u32, f64, u64;
 
   provide({
     clock(slot) {
       clockError = undefined;
-      const f = clocks[slot];
       let v;
-      inClock = true;
       try {
-        v = f();
+        v = clocks[slot]();
       } catch (e) {
         clockError = { error: e };
         return -1;
-      } finally {
-        inClock = false;
       }
       if (typeof v !== "number") {
         clockError = { error: wrongType("the clock's reading", "a number of Unix milliseconds", v) };
@@ -151,6 +142,10 @@ function build(module) {
     },
     random(ptr, len) {
       crypto.getRandomValues(new Uint8Array(w.memory.buffer, ptr, len));
+    },
+    // A failed gen_next ends here: the error it recorded, thrown past the wasm.
+    raise() {
+      throw takeError();
     },
   });
   const w = initSync({ module });
@@ -338,9 +333,13 @@ function build(module) {
 
     /** A Snowflake ID generator. */
   class Snowdrift {
-    #gen;
-    #slot;
-    #layout;
+    // Initialised with values of their final types (small integers, a boolean), which V8
+    // then stores unboxed: next() reads them without a type check.
+    #gen = 0;
+    #slot = -1;
+    #layout = 0;
+    // A 64-bit layout: IDs from 2^63 on leave wasm as negative i64s.
+    #wide = false;
 
     /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, notBefore })`. */
     constructor(options) {
@@ -373,14 +372,14 @@ function build(module) {
       this.#gen = gen;
       this.#slot = slot;
       this.#layout = gen_layout(gen);
+      this.#wide = layout_fact(layout, 4) === 0;
       registry.register(this, { gen, slot }, this);
     }
 
     /** The next ID. */
     next() {
-      if (inClock) throw reentered();
-      const r = gen_next(this.#gen);
-      return r >= 0n ? r : idOut(r);
+      // A failure throws from inside gen_next (`raise`): nothing to check here.
+      return this.#wide ? BigInt.asUintN(64, gen_next(this.#gen)) : gen_next(this.#gen);
     }
 
     /** The next ID as a decimal string (safe in JSON). */
@@ -390,7 +389,6 @@ function build(module) {
 
     /** `n` increasing IDs. */
     nextBatch(n) {
-      if (inClock) throw reentered();
       n = intArg("n", n, 1, MAX_BATCH);
       const out = new BigUint64Array(n);
       const at = (io + IO_BATCH) >> 3;
@@ -405,7 +403,6 @@ function build(module) {
 
     /** The next ID if one is ready without waiting, else `undefined`. */
     tryNext() {
-      if (inClock) throw reentered();
       const r = gen_try_next(this.#gen);
       if (r >= 0n) return r;
       if (r === -1n && errorKind() === ERR_WOULD_BLOCK && !clockError) return undefined;

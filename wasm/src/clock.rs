@@ -14,6 +14,20 @@ extern "C" {
     fn clock(slot: u32) -> f64;
     /// `crypto.getRandomValues` over `len` bytes at `ptr`.
     fn random(ptr: *mut u8, len: usize);
+    /// Throws the error just recorded (see `io::fail`), or the clock's own: a failed call
+    /// ends here, with no result for JS to check.
+    pub fn raise();
+}
+
+/// True while a user's clock function runs. Generators refuse calls from it: the running
+/// call holds the generator's state and the batch buffer, so a second one could repeat
+/// an ID.
+static IN_CLOCK: crate::io::Flag = crate::io::Flag::new();
+
+/// Whether a user's clock function is running (see [`IN_CLOCK`]).
+#[inline(always)]
+pub fn in_clock() -> bool {
+    IN_CLOCK.get()
 }
 
 /// Fills `buf` from `crypto.getRandomValues`.
@@ -43,11 +57,12 @@ pub enum JsClock {
 }
 
 impl Clock for JsClock {
-    #[inline]
+    // Inlined into every generator call: the `Date.now` reading is the hot path.
+    #[inline(always)]
     fn now_ms(&self) -> u64 {
         let ms = match *self {
             JsClock::DateNow => now(),
-            JsClock::Custom(slot) => clock(slot),
+            JsClock::Custom(slot) => custom(slot),
         };
         // Date.now() is an integer in 0..2^53; a custom reading was checked by JS (and
         // its fraction dropped here), or is -1 for a failure.
@@ -57,4 +72,15 @@ impl Clock for JsClock {
             FAILED
         }
     }
+}
+
+/// A reading of the user's clock function number `slot`, out of line (the `Date.now`
+/// reading is inlined into every caller).
+#[inline(never)]
+fn custom(slot: u32) -> f64 {
+    // The JS side catches whatever the function throws: this always returns.
+    IN_CLOCK.set(true);
+    let ms = clock(slot);
+    IN_CLOCK.set(false);
+    ms
 }

@@ -32,7 +32,7 @@ static PRESETS: [(&str, Layout); Layout::PRESETS.len()] = Layout::PRESETS;
 pub fn preset_name(index: u32) -> u32 {
     PRESETS
         .get(index as usize)
-        .map_or(0, |(name, _)| text_out(name))
+        .map_or(0, |(name, _)| text_out(name.as_bytes()))
 }
 
 /// The address of preset number `index` (null past the last preset).
@@ -82,14 +82,15 @@ pub fn layout_custom(
             CUSTOM.0.get()
         }
         Err(e) => {
-            fail(ERR_RANGE, &e.message());
+            fail(ERR_RANGE, e.message().as_bytes());
             core::ptr::null()
         }
     }
 }
 
-/// Facts about a layout JS needs to check node arguments: field 0 the largest node id,
-/// 1 the largest datacenter id, 2 the largest worker id, 3 whether the node is split (1).
+/// Facts about a layout JS needs: field 0 the largest node id, 1 the largest datacenter
+/// id, 2 the largest worker id, 3 whether the node is split (1), 4 whether every ID fits
+/// in 63 bits (1; else IDs from 2^63 on cross as negative `i64`s).
 ///
 /// # Safety
 /// `layout` is an address from `layout_*` or `gen_layout`.
@@ -100,7 +101,8 @@ pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
         0 => l.max_node(),
         1 => l.max_datacenter(),
         2 => l.max_worker(),
-        _ => u64::from(l.is_split()),
+        3 => u64::from(l.is_split()),
+        _ => u64::from(l.fits_i64()),
     }) as f64
 }
 
@@ -113,7 +115,7 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
     match (*layout).node_from(datacenter as u64, worker as u64) {
         Ok(node) => node as f64,
         Err(e) => {
-            fail(ERR_RANGE, &e.message());
+            fail(ERR_RANGE, e.message().as_bytes());
             -1.0
         }
     }
@@ -147,7 +149,7 @@ pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
             kind
         }
         Err(e) => {
-            fail(ERR_RANGE, &e.message());
+            fail(ERR_RANGE, e.message().as_bytes());
             -1
         }
     }
@@ -170,7 +172,9 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
         node: node as u64,
         sequence: sequence as u64,
     };
-    id_result((*layout).compose(parts), |e| fail(ERR_RANGE, &e.message()))
+    id_result((*layout).compose(parts), |e| {
+        fail(ERR_RANGE, e.message().as_bytes())
+    })
 }
 
 /// The smallest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
@@ -180,7 +184,7 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
 #[wasm_bindgen]
 pub unsafe fn min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
     id_result((*layout).min_id_at(time_ms as u64), |e| {
-        fail(ERR_RANGE, &e.message())
+        fail(ERR_RANGE, e.message().as_bytes())
     })
 }
 
@@ -191,21 +195,21 @@ pub unsafe fn min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
 #[wasm_bindgen]
 pub unsafe fn max_id_at(layout: *const Layout, time_ms: f64) -> i64 {
     id_result((*layout).max_id_at(time_ms as u64), |e| {
-        fail(ERR_RANGE, &e.message())
+        fail(ERR_RANGE, e.message().as_bytes())
     })
 }
 
 /// Writes the 13 Crockford base32 characters of `id` into the text buffer.
 #[wasm_bindgen]
 pub fn to_base32(id: i64) -> u32 {
-    text_out(&text::to_base32(id as u64))
+    text_out(text::to_base32(id as u64).as_bytes())
 }
 
 /// Parses the base32 text of `len` bytes in the text buffer, or -1 with the error recorded.
 #[wasm_bindgen]
 pub fn from_base32(len: u32) -> i64 {
     id_result(text::parse_base32(text_in(len)), |e| {
-        fail(ERR_RANGE, &e.message())
+        fail(ERR_RANGE, e.message().as_bytes())
     })
 }
 
@@ -214,6 +218,6 @@ pub fn from_base32(len: u32) -> i64 {
 #[wasm_bindgen]
 pub fn parse_decimal(len: u32) -> i64 {
     id_result(text::parse_decimal(text_in(len)), |e| {
-        fail(ERR_RANGE, &e.message())
+        fail(ERR_RANGE, e.message().as_bytes())
     })
 }

@@ -6,8 +6,8 @@ use snowdrift::{Generator, Layout, Policy};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::clock::JsClock;
-use crate::io::{self, fail_gen, id_result, BATCH_CAP};
+use crate::clock::{self, JsClock};
+use crate::io::{self, fail_gen, fail_reentered, id_result, BATCH_CAP};
 
 /// A generator with a copy of its layout (which `decode` takes by address).
 pub struct Gen {
@@ -70,7 +70,7 @@ fn heap<T>(value: T) -> *mut T {
     unsafe {
         let ptr = alloc::alloc::alloc(layout).cast::<T>();
         if ptr.is_null() {
-            crate::io::fail(crate::io::ERR_PLAIN, "out of memory");
+            crate::io::fail(crate::io::ERR_PLAIN, b"out of memory");
         } else {
             ptr.write(value);
         }
@@ -102,13 +102,38 @@ pub unsafe fn gen_resume(gen: *mut Gen, id: i64) -> i32 {
     }
 }
 
-/// The next ID, or -1 with the error recorded.
+/// The next ID. A failure throws in JS (`raise`), so JS checks nothing: the ID is the
+/// result.
 ///
 /// # Safety
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
 pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
-    id_result((*gen).gen.next(), fail_gen)
+    let id = next_or_fail(gen);
+    // Raised from this frame, which holds nothing in wasm memory: a JS exception leaves
+    // wasm without running epilogues, so a frame on the shadow stack here would leak.
+    if id == -1 && io::io().err_kind != 0 {
+        clock::raise();
+    }
+    id
+}
+
+/// `gen_next`'s work: the next ID, or -1 with the error recorded.
+#[inline(never)]
+unsafe fn next_or_fail(gen: *mut Gen) -> i64 {
+    if clock::in_clock() {
+        fail_reentered();
+        return -1;
+    }
+    // Matched here rather than through `id_result`, so that the common case keeps the
+    // ID out of memory.
+    match (*gen).gen.next() {
+        Ok(id) => io::id_out(id),
+        Err(e) => {
+            fail_gen(e);
+            -1
+        }
+    }
 }
 
 /// The next ID if one is ready without waiting, or -1 with the error recorded
@@ -118,6 +143,10 @@ pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
 pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
+    if clock::in_clock() {
+        fail_reentered();
+        return -1;
+    }
     id_result((*gen).gen.try_next(), fail_gen)
 }
 
@@ -128,6 +157,10 @@ pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
 pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
+    if clock::in_clock() {
+        fail_reentered();
+        return -1;
+    }
     let gen = &mut (*gen).gen;
     let n = (n as usize).min(BATCH_CAP);
     let mut done = 0;

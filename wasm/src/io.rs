@@ -75,28 +75,55 @@ pub fn text_in(len: u32) -> &'static str {
     unsafe { core::str::from_utf8_unchecked(bytes) }
 }
 
-/// Writes an ASCII string into the text buffer; returns its length.
-pub fn text_out(s: &str) -> u32 {
+/// Writes ASCII text into the text buffer; returns its length.
+pub fn text_out(s: &[u8]) -> u32 {
     let io = io();
     // Zipped, not sliced: no length check or panic path.
     let mut n = 0;
-    for (to, from) in io.text.iter_mut().zip(s.bytes()) {
+    for (to, &from) in io.text.iter_mut().zip(s) {
         *to = from;
         n += 1;
     }
     n
 }
 
-/// Records an error of `kind` with the core's message `msg`.
-pub fn fail(kind: u32, msg: &str) {
+/// Records an error of `kind` with the core's message `msg` (UTF-8).
+pub fn fail(kind: u32, msg: &[u8]) {
     let io = io();
     let mut n = 0;
-    for (to, from) in io.err.iter_mut().zip(msg.bytes()) {
+    for (to, &from) in io.err.iter_mut().zip(msg) {
         *to = from;
         n += 1;
     }
     io.err_len = n;
     io.err_kind = kind;
+}
+
+/// A flag in a static (one thread per module instance, see `Shared`).
+pub struct Flag(core::cell::Cell<bool>);
+
+// SAFETY: as for `Shared`: one thread per module instance.
+unsafe impl Sync for Flag {}
+
+impl Flag {
+    pub const fn new() -> Flag {
+        Flag(core::cell::Cell::new(false))
+    }
+    #[inline(always)]
+    pub fn get(&self) -> bool {
+        self.0.get()
+    }
+    pub fn set(&self, on: bool) {
+        self.0.set(on);
+    }
+}
+
+/// Records the error of a generator called from a user's clock function.
+pub fn fail_reentered() {
+    fail(
+        ERR_PLAIN,
+        b"a clock function must not call a snowdrift generator",
+    );
 }
 
 /// Records a core generator error: `RangeError` for times and values outside the layout,
@@ -110,7 +137,7 @@ pub fn fail_gen(e: snowdrift::Error) {
         Error::WouldBlock => ERR_WOULD_BLOCK,
         _ => ERR_PLAIN,
     };
-    fail(kind, &e.message());
+    fail(kind, e.message().as_bytes());
 }
 
 /// An ID result for JS: the bits as `i64`; an ID with the top bit set reads as negative,

@@ -46,13 +46,13 @@ pub fn objectid_parse(len: u32) -> f64 {
     match ObjectId::parse(text_in(len)) {
         Ok(id) => put(id),
         Err(e) => {
-            fail(ERR_RANGE, &e.message());
+            fail(ERR_RANGE, e.message().as_bytes());
             -1.0
         }
     }
 }
 
 fn put(id: ObjectId) -> f64 {
-    text_out(&id.to_hex());
+    text_out(id.to_hex().as_bytes());
     f64::from(id.timestamp())
 }
