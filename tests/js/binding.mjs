@@ -56,6 +56,25 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   gen.free(); // a second free does nothing
   throws(() => gen.next(), WebAssembly.RuntimeError, "");
 
+  // A failed next() throws from inside the wasm (it records the error, then calls the
+  // JS hook that throws it). 100,000 failures must leave the module as they found it: a
+  // frame left on the wasm's shadow stack by each would run the 1 MB stack out long before.
+  const fenced = new Snowdrift({ node: 6, clock: () => now });
+  fenced.setFenceMs(now);
+  let failures = 0;
+  for (let i = 0; i < 100_000; i++) {
+    try {
+      fenced.next();
+    } catch (e) {
+      if (e.message.includes("is not before the fence")) failures++;
+    }
+  }
+  check(failures === 100_000, `100,000 fenced next() calls throw the fence error (${failures} did)`);
+  fenced.setFenceMs(now + 1);
+  check(fenced.next() === compose({ timestampMs: now, node: 6, sequence: 0 }), "after them, the fenced generator goes on");
+  const other = new Snowdrift({ node: 7, clock: () => now });
+  check(other.next() === compose({ timestampMs: now, node: 7, sequence: 0 }), "and a new one starts as it should");
+
   // IDs with the top bit set (discord in 2154) cross as unsigned bigints.
   const high = new Snowdrift({ layout: "discord", clock: () => 4_000_000_000_000 });
   check(high.next() > 1n << 63n, "an ID above 2^63 is positive");
