@@ -1,18 +1,18 @@
 //! Generators: a core `Generator` over a `JsClock`, boxed in wasm memory, addressed by JS
 //! through its pointer.
 
-use alloc::boxed::Box;
 use snowdrift::{Generator, Layout, Policy};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::clock::{self, JsClock};
 use crate::io::{self, fail_gen, fail_reentered, id_result, BATCH_CAP};
+use crate::pool;
 
 /// A generator with a copy of its layout (which `decode` takes by address).
 pub struct Gen {
-    gen: Generator<JsClock>,
-    layout: Layout,
+    pub(crate) gen: Generator<JsClock>,
+    pub(crate) layout: Layout,
 }
 
 /// `onClockBackwards: "fail"`.
@@ -49,32 +49,20 @@ pub unsafe fn gen_new(
         JsClock::Custom(clock as u32)
     };
     match Generator::new(clock, *layout, node as u64, policy) {
-        Ok(gen) => heap(Gen {
-            layout: gen.layout(),
-            gen,
-        }),
+        Ok(gen) => {
+            let block = pool::put(Gen {
+                layout: gen.layout(),
+                gen,
+            });
+            if block.is_null() {
+                crate::io::fail(crate::io::ERR_PLAIN, b"out of memory");
+            }
+            block
+        }
         Err(e) => {
             fail_gen(e);
             core::ptr::null_mut()
         }
-    }
-}
-
-/// Moves `value` to the heap; null (with the error recorded) when memory runs out. Unlike
-/// `Box::new`, it has no allocation-failure handler, which would bring in the whole
-/// formatting machinery.
-fn heap<T>(value: T) -> *mut T {
-    let layout = core::alloc::Layout::new::<T>();
-    // SAFETY: `T` is not zero-sized (a generator), and a non-null result is a fresh,
-    // suitably aligned block for one `T`, which `Box::from_raw` in `gen_free` frees.
-    unsafe {
-        let ptr = alloc::alloc::alloc(layout).cast::<T>();
-        if ptr.is_null() {
-            crate::io::fail(crate::io::ERR_PLAIN, b"out of memory");
-        } else {
-            ptr.write(value);
-        }
-        ptr
     }
 }
 
@@ -84,7 +72,7 @@ fn heap<T>(value: T) -> *mut T {
 /// `gen` came from `gen_new` and is not used again.
 #[wasm_bindgen]
 pub unsafe fn gen_free(gen: *mut Gen) {
-    drop(Box::from_raw(gen));
+    pool::take(gen);
 }
 
 /// Never issue an ID at or below `id`. Returns 0, or -1 with the error recorded.

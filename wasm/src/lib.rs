@@ -21,8 +21,6 @@
 
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
-extern crate alloc;
-
 #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
 compile_error!(
     "snowdrift-wasm keeps per-module state in statics: build without the atomics feature"
@@ -33,16 +31,14 @@ mod functions;
 mod generator;
 mod io;
 mod objectid;
+mod pool;
 
 pub use io::{ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK};
 
 #[cfg(target_arch = "wasm32")]
 mod wasm_runtime {
-    /// Single-threaded wasm: the free-list allocator needs no lock.
     #[global_allocator]
-    static ALLOC: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
-        // SAFETY: wasm32-unknown-unknown without the atomics feature has one thread.
-        unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
+    static ALLOC: crate::pool::Blocks = crate::pool::Blocks;
 
     /// Nothing in this crate panics on input; should a bug panic, trap without formatting.
     #[panic_handler]
