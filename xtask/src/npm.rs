@@ -229,9 +229,10 @@ fn fill_preset_names(pkg: &Path) -> Result {
     Ok(())
 }
 
-/// The `npm` test suite: the wasm crate's unit tests, then the JS tests (API, vectors, errors, clock policies, the binding's
-/// own checks and the smoke test in every runtime including Node and headless Chromium,
-/// duplicates, types, the command), all against the built package.
+/// The `npm` test suite: the wasm crate's unit tests, then the JS tests (API, vectors,
+/// errors, clock policies, the binding's own checks and the smoke test in every runtime
+/// including Node and headless Chromium, duplicates, types, the command), all against the
+/// built package.
 pub fn test() -> Result {
     ensure_apt(&[("chromium", "chromium")])?;
     // The wasm crate's own unit tests (its memory pool), on the host.
