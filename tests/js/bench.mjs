@@ -40,11 +40,13 @@ const median = (xs) => {
 /**
  * ns per call (or per ID) of each row `[name, fn, { burst, perCallIds, inputs }?]`,
  * measured in turns: every round runs one burst of each row, so a change of load on a
- * shared machine hits all rows alike, and each row reports its median burst. A burst is
+ * shared machine hits all rows alike. Each row reports its median burst, and its ratio to
+ * the `base` row as the median of the ratios within a round (a round's rows ran within
+ * milliseconds of each other, so a slow spell of the machine cancels out). A burst is
  * `burst` calls; without `inputs` it starts on a fresh millisecond (calls that read the
  * clock), with `inputs` call i gets `inputs[i % n]` (calls that do not).
  */
-function inTurns(rows) {
+function inTurns(rows, base) {
   const samples = rows.map(() => []);
   const run = (fn, { burst = BURST, inputs } = {}) => {
     if (!inputs) waitForNextMs();
@@ -62,7 +64,13 @@ function inTurns(rows) {
   while (Date.now() < warm) for (const [, fn, o] of rows) run(fn, o);
   const end = Date.now() + TIME_MS * rows.length;
   while (Date.now() < end) rows.forEach(([, fn, o], i) => samples[i].push(run(fn, o)));
-  return rows.map(([name, , o], i) => [name, median(samples[i]) / (o?.burst ?? BURST) / (o?.perCallIds ?? 1)]);
+  const perId = (ns, o) => ns / (o?.burst ?? BURST) / (o?.perCallIds ?? 1);
+  const b = rows.findIndex(([name]) => name === base);
+  return rows.map(([name, , o], i) => ({
+    name,
+    ns: perId(median(samples[i]), o),
+    ratio: median(samples[i].map((ns, k) => perId(ns, o) / perId(samples[b][k], rows[b][2]))),
+  }));
 }
 
 /** IDs in 1 s of back-to-back calls, and how many were not above the one before. */
@@ -88,15 +96,18 @@ function sustained(fn, key = (x) => x) {
 }
 
 const fmt = (ns) => (ns < 10 ? ns.toFixed(2) : ns.toFixed(1)).padStart(8);
+/** Measures and prints a table; returns each row's ns per ID, and its ratio to `base`. */
 function table(title, rows, base) {
-  rows = inTurns(rows);
+  rows = inTurns(rows, base);
   console.log(`\n${title}`);
   console.log(`  ${"".padEnd(44)}${"ns/ID".padStart(8)}  ${`x ${base}`.padStart(14)}`);
-  const ref = rows.find(([name]) => name === base)?.[1];
-  for (const [name, ns] of rows) {
-    console.log(`  ${name.padEnd(44)}${fmt(ns)}  ${(ns / ref).toFixed(2).padStart(14)}`);
+  for (const { name, ns, ratio } of rows) {
+    console.log(`  ${name.padEnd(44)}${fmt(ns)}  ${ratio.toFixed(2).padStart(14)}`);
   }
-  return Object.fromEntries(rows);
+  return {
+    ns: Object.fromEntries(rows.map((r) => [r.name, r.ns])),
+    ratio: Object.fromEntries(rows.map((r) => [r.name, r.ratio])),
+  };
 }
 
 // --- generators --------------------------------------------------------------------
@@ -207,17 +218,19 @@ for (const f of browserFiles) {
 }
 console.log(`  ${"total".padEnd(44)}${String(raw).padStart(8)} B raw ${String(gz).padStart(8)} B gzip`);
 
-const floorNs = next["floor: wasm i64 from imported Date.now"];
-const sdNs = next["snowdrift next()"];
 const verdict = (ok) => (ok ? "met" : "NOT met");
+const sdRatio = next.ratio["snowdrift next()"];
+const over = (peer) => next.ratio[peer] / sdRatio; // how many times slower the peer is
 console.log("\ntargets");
-console.log(`  next() within 1.10x of the floor: ${(sdNs / floorNs).toFixed(2)}x, ${verdict(sdNs <= 1.10 * floorNs)}`);
-console.log(`  next() >= 2x faster than @sapphire/snowflake: ${(next["@sapphire/snowflake generate()"] / sdNs).toFixed(2)}x, ${verdict(next["@sapphire/snowflake generate()"] >= 2 * sdNs)}`);
-console.log(`  next() >= 2x faster than nodejs-snowflake: ${(next["nodejs-snowflake getUniqueID()"] / sdNs).toFixed(2)}x, ${verdict(next["nodejs-snowflake getUniqueID()"] >= 2 * sdNs)}`);
-console.log(`  nextBatch <= 3 ns per ID: ${batch["snowdrift nextBatch(4096)"].toFixed(2)} ns, ${verdict(batch["snowdrift nextBatch(4096)"] <= 3)}`);
-for (const row of ["snowdrift decode(id)", "snowdrift decode(id, \"discord\")"]) {
-  console.log(`  ${row.slice(10)} <= 15 ns: ${dec[row].toFixed(1)} ns, ${verdict(dec[row] <= 15)}`);
+console.log(`  next() within 1.10x of the floor: ${sdRatio.toFixed(2)}x, ${verdict(sdRatio <= 1.10)}`);
+for (const [name, row] of [["@sapphire/snowflake", "@sapphire/snowflake generate()"], ["nodejs-snowflake", "nodejs-snowflake getUniqueID()"]]) {
+  console.log(`  next() >= 2x faster than ${name}: ${over(row).toFixed(2)}x, ${verdict(over(row) >= 2)}`);
 }
-const decodeFloorNs = decFloor["that call + a 5-field object"];
-console.log(`    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`);
+const batchNs = batch.ns["snowdrift nextBatch(4096)"];
+console.log(`  nextBatch <= 3 ns per ID: ${batchNs.toFixed(2)} ns, ${verdict(batchNs <= 3)}`);
+for (const row of ["snowdrift decode(id)", "snowdrift decode(id, \"discord\")"]) {
+  console.log(`  ${row.slice(10)} <= 15 ns: ${dec.ns[row].toFixed(1)} ns, ${verdict(dec.ns[row] <= 15)}`);
+}
+const decodeFloorNs = decFloor.ns["that call + a 5-field object"];
+console.log(`    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec.ns["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`);
 console.log(`  browser entry <= 10 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 10 * 1024)}`);
