@@ -11,10 +11,10 @@
 // this module, so later calls return the API made by the first. Other entry points (subpath
 // exports) import the API from the entry of their runtime rather than calling it again.
 import {
-  initSync, buffers, layout_default, preset_name, layout_preset, layout_custom, layout_fact,
-  node_from, decode as wasmDecode, compose as wasmCompose, min_id_at, max_id_at, to_base32,
-  from_base32, parse_decimal, gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill,
-  gen_layout, gen_node, gen_set_fence, gen_issued_through, objectid_generate, objectid_parse,
+  initSync, buffers, preset_name, layout_preset, layout_custom, layout_fact, node_from,
+  decode as wasmDecode, compose as wasmCompose, id_at, to_base32, from_base32, parse_decimal,
+  gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill, gen_fact, gen_set_fence,
+  objectid_generate, objectid_parse,
 } from "./snowdrift_wasm.js";
 import { provide } from "./host.mjs";
 
@@ -150,7 +150,6 @@ function build(module) {
   });
   const w = initSync({ module });
   const io = buffers();
-  const DEFAULT = layout_default();
 
   /** New views after the memory grew (only calls that allocate can grow it). */
   function views() {
@@ -168,6 +167,7 @@ function build(module) {
   const presets = new Map();
   for (let i = 0, n; (n = preset_name(i)) > 0; i++) presets.set(textOut(n), layout_preset(i));
   const presetNames = Array.from(presets.keys(), describe).join(", ");
+  const DEFAULT = presets.get("default");
 
   /** The error the last call recorded: the clock's own if it failed, else the core's. */
   function takeError() {
@@ -371,7 +371,7 @@ function build(module) {
       }
       this.#gen = gen;
       this.#slot = slot;
-      this.#layout = gen_layout(gen);
+      this.#layout = gen_fact(gen, 0);
       this.#wide = layout_fact(layout, 4) === 0;
       registry.register(this, { gen, slot }, this);
     }
@@ -422,12 +422,12 @@ function build(module) {
 
     /** A Unix millisecond at or after the time of every ID issued so far. */
     get issuedThroughMs() {
-      return gen_issued_through(this.#gen);
+      return gen_fact(this.#gen, 2);
     }
 
     /** The node id. */
     get node() {
-      return gen_node(this.#gen);
+      return gen_fact(this.#gen, 1);
     }
 
     /** Releases the wasm memory now instead of when the object is garbage-collected. */
@@ -527,12 +527,12 @@ function build(module) {
     /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
     minIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(min_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 0));
     },
     /** `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`. */
     maxIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(max_id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE)));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 1));
     },
   };
 }

@@ -1,7 +1,8 @@
 //! Layouts and the free functions: decode, compose, text forms, ID ranges for a time.
 //!
-//! Layouts are passed by address: `layout_default`, a preset from `layout_preset`, the
-//! one custom layout slot filled by `layout_custom`, or a generator's (`gen_layout`).
+//! Layouts are passed by address: a preset from `layout_preset` (the default layout is
+//! the preset named "default"), the one custom layout slot filled by `layout_custom`, or a
+//! generator's (`gen_fact`).
 
 use core::cell::UnsafeCell;
 use snowdrift::{text, Layout, Order, Parts};
@@ -13,14 +14,7 @@ struct Slot(UnsafeCell<Layout>);
 // SAFETY: one thread per module instance (see lib.rs).
 unsafe impl Sync for Slot {}
 
-static DEFAULT: Layout = Layout::DEFAULT;
 static CUSTOM: Slot = Slot(UnsafeCell::new(Layout::DEFAULT));
-
-/// The default layout.
-#[wasm_bindgen]
-pub fn layout_default() -> *const Layout {
-    &DEFAULT
-}
 
 /// The core's presets, at fixed addresses. JS reads their names and addresses once, when
 /// it loads (`preset_name`, `layout_preset`): the names users write come from here.
@@ -93,7 +87,7 @@ pub fn layout_custom(
 /// in 63 bits (1; else IDs from 2^63 on cross as negative `i64`s).
 ///
 /// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
+/// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
     let l = &*layout;
@@ -109,7 +103,7 @@ pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
 /// The node id of `datacenter` + `worker` (each already within its field's range).
 ///
 /// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
+/// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> f64 {
     match (*layout).node_from(datacenter as u64, worker as u64) {
@@ -127,7 +121,7 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
 /// it stores without allocating); or -1 with the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
+/// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
     let l = &*layout;
@@ -164,7 +158,7 @@ const DECODED_SMALL: i32 = 2;
 /// the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
+/// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: f64) -> i64 {
     let parts = Parts {
@@ -177,26 +171,21 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
     })
 }
 
-/// The smallest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
+/// The smallest (`max` 0) or largest (`max` 1) ID any node makes in the tick of
+/// `time_ms`, or -1 with the error recorded.
 ///
 /// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
+/// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
-pub unsafe fn min_id_at(layout: *const Layout, time_ms: f64) -> i64 {
-    id_result((*layout).min_id_at(time_ms as u64), |e| {
-        fail(ERR_RANGE, e.message().as_bytes())
-    })
-}
-
-/// The largest ID any node makes in the tick of `time_ms`, or -1 with the error recorded.
-///
-/// # Safety
-/// `layout` is an address from `layout_*` or `gen_layout`.
-#[wasm_bindgen]
-pub unsafe fn max_id_at(layout: *const Layout, time_ms: f64) -> i64 {
-    id_result((*layout).max_id_at(time_ms as u64), |e| {
-        fail(ERR_RANGE, e.message().as_bytes())
-    })
+pub unsafe fn id_at(layout: *const Layout, time_ms: f64, max: u32) -> i64 {
+    let l = &*layout;
+    let ms = time_ms as u64;
+    let id = if max == 0 {
+        l.min_id_at(ms)
+    } else {
+        l.max_id_at(ms)
+    };
+    id_result(id, |e| fail(ERR_RANGE, e.message().as_bytes()))
 }
 
 /// Writes the 13 Crockford base32 characters of `id` into the text buffer.

@@ -165,22 +165,19 @@ pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
     n as i32
 }
 
-/// The generator's layout, for `decode`.
+/// Facts about a generator: field 0 the address of its layout (for `decode`), 1 its node
+/// id, 2 a Unix millisecond at or after the time of every ID it has issued.
 ///
 /// # Safety
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_layout(gen: *mut Gen) -> *const Layout {
-    &(*gen).layout
-}
-
-/// The generator's node id.
-///
-/// # Safety
-/// `gen` is a live generator from `gen_new`.
-#[wasm_bindgen]
-pub unsafe fn gen_node(gen: *mut Gen) -> f64 {
-    (*gen).gen.node() as f64
+pub unsafe fn gen_fact(gen: *mut Gen, field: u32) -> f64 {
+    let gen = &*gen;
+    match field {
+        0 => &gen.layout as *const Layout as usize as f64,
+        1 => gen.gen.node() as f64,
+        _ => gen.gen.issued_through_ms() as f64,
+    }
 }
 
 /// Issue only IDs whose time is before Unix millisecond `ms` (a lease's end).
@@ -190,13 +187,4 @@ pub unsafe fn gen_node(gen: *mut Gen) -> f64 {
 #[wasm_bindgen]
 pub unsafe fn gen_set_fence(gen: *mut Gen, ms: f64) {
     (*gen).gen.set_fence_ms(ms as u64);
-}
-
-/// A Unix millisecond at or after the time of every ID the generator has issued.
-///
-/// # Safety
-/// `gen` is a live generator from `gen_new`.
-#[wasm_bindgen]
-pub unsafe fn gen_issued_through(gen: *mut Gen) -> f64 {
-    (*gen).gen.issued_through_ms() as f64
 }
