@@ -9,7 +9,7 @@ use core::num::NonZeroU64;
 
 use crate::clock::Clock;
 use crate::error::{Error, Field, RangeError};
-use crate::layout::{mask, Layout, Order};
+use crate::layout::{checked_mul_u32, mask, Layout, Order};
 use crate::policy::Policy;
 
 /// How many clock readings in a row that do not move forward a waiting call accepts
@@ -287,8 +287,14 @@ impl Engine {
     /// one past the last, which a valid layout keeps below 2^63).
     #[inline]
     pub fn start_ms(&self, tick: u64) -> u64 {
-        self.epoch_ms
-            .saturating_add(tick.saturating_mul(self.unit_ms))
+        self.epoch_ms.saturating_add(self.ticks_ms(tick))
+    }
+
+    /// `ticks` ticks in ms, saturating.
+    #[inline(never)]
+    fn ticks_ms(&self, ticks: u64) -> u64 {
+        // The unit came from a u32.
+        checked_mul_u32(ticks, self.unit_ms as u32).unwrap_or(u64::MAX)
     }
 
     /// The start of the tick of `slot`, in Unix ms: at or after the time of every slot
@@ -346,7 +352,7 @@ impl Engine {
         // explains is not a clock step.
         let in_lead = lead.ticks > 0 && last_tick <= lead.through;
         let lead_ms = if in_lead {
-            lead.ticks.saturating_mul(self.unit_ms)
+            self.ticks_ms(lead.ticks)
         } else {
             0
         };
@@ -435,12 +441,14 @@ impl Engine {
         let tick = id >> self.time_shift;
         let node = (id >> l.node_shift()) & l.max_node();
         let seq = (id >> self.seq_shift) & l.max_sequence();
-        let slot = ((tick as u128) << self.seq_bits) | seq as u128;
+        // As (tick, sequence): the tick may be one past the last (no slot above `id`),
+        // whose first slot would not fit in 64 bits. tick <= max_tick < 2^63: no overflow.
         let above = match l.order() {
-            Order::NodeThenSequence if self.node > node => slot & !(mask(self.seq_bits) as u128),
-            Order::NodeThenSequence if self.node < node => (u128::from(tick) + 1) << self.seq_bits,
-            Order::SequenceThenNode if self.node > node => slot,
-            _ => slot + 1,
+            Order::NodeThenSequence if self.node > node => (tick, 0),
+            Order::NodeThenSequence if self.node < node => (tick + 1, 0),
+            Order::SequenceThenNode if self.node > node => (tick, seq),
+            _ if seq == self.seq_mask => (tick + 1, 0),
+            _ => (tick, seq + 1),
         };
         // Some slot is above `id` exactly when the last one is.
         let last = (self.max_tick << self.seq_bits) | self.seq_mask;
@@ -459,7 +467,7 @@ impl Engine {
             return Ok(0);
         }
         let tick = (ms - self.epoch_ms) / self.unit_ms;
-        self.checked_slot((u128::from(tick) + 1) << self.seq_bits, || RangeError {
+        self.checked_slot((tick.saturating_add(1), 0), || RangeError {
             field: Field::Time,
             value: ms,
             min: 0,
@@ -467,15 +475,16 @@ impl Engine {
         })
     }
 
-    /// `slot` if it is within the time field, else the error `out_of_range` describes.
+    /// The slot of `(tick, seq)` if the tick is within the time field, else the error
+    /// `out_of_range` describes.
     fn checked_slot(
         &self,
-        slot: u128,
+        (tick, seq): (u64, u64),
         out_of_range: impl FnOnce() -> RangeError,
     ) -> Result<u64, Error> {
-        if slot >> self.seq_bits > u128::from(self.max_tick) {
+        if tick > self.max_tick {
             return Err(Error::ResumeOutOfRange(out_of_range()));
         }
-        Ok(slot as u64)
+        Ok((tick << self.seq_bits) | seq)
     }
 }

@@ -142,7 +142,7 @@ impl LayoutBuilder {
         // (time_bits <= 62 here, since the sequence takes at least one bit), then the
         // epoch.
         let last_tick = (1u64 << b.time_bits) - 1;
-        let span = match last_tick.checked_mul(b.unit_ms as u64) {
+        let span = match checked_mul_u32(last_tick, b.unit_ms) {
             Some(span) if span <= i64::MAX as u64 => span,
             _ => {
                 return Err(LayoutError::TimeSpanTooLong {
@@ -472,6 +472,18 @@ impl Layout {
             Order::SequenceThenNode => self.node_bits(),
         }
     }
+}
+
+/// `a * b`, or `None` past `u64::MAX`. By 32-bit halves: a 64-bit multiply with an
+/// overflow check becomes a call to a 128-bit multiply on wasm and 32-bit targets.
+pub(crate) const fn checked_mul_u32(a: u64, b: u32) -> Option<u64> {
+    let b = b as u64;
+    // Both factors below 2^32: no overflow here.
+    let high = (a >> 32) * b;
+    if high >> 32 != 0 {
+        return None;
+    }
+    (high << 32).checked_add((a & 0xffff_ffff) * b)
 }
 
 /// `bits` ones (bits <= 64).

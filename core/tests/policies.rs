@@ -321,6 +321,31 @@ fn resume_after_an_id_of_any_node_never_goes_at_or_below_it() {
     let id = g.next().unwrap();
     assert!(id > mark);
     assert_eq!(s.decode(id).unwrap().sequence, 4);
+    // The last sequence number of a tick, from a node above: the next tick's first.
+    let mark = s
+        .compose(Parts {
+            time_ms: s.epoch_ms() + 1_000,
+            node: 9,
+            sequence: s.max_sequence(),
+        })
+        .unwrap();
+    let mut g = Generator::new(&clock, s, 4, Policy::Borrow { max_ahead_ms: 100 }).unwrap();
+    g.resume_after(mark).unwrap();
+    let p = s.decode(g.next().unwrap()).unwrap();
+    assert_eq!((p.time_ms, p.sequence), (s.epoch_ms() + 1_010, 0));
+    // No ID of this node follows the last ID of the last tick.
+    let last = s
+        .compose(Parts {
+            time_ms: s.last_ms(),
+            node: s.max_node(),
+            sequence: s.max_sequence(),
+        })
+        .unwrap();
+    let mut g = Generator::new(&clock, s, 4, Policy::Borrow { max_ahead_ms: 100 }).unwrap();
+    assert!(matches!(
+        g.resume_after(last),
+        Err(snowdrift::Error::ResumeOutOfRange(_))
+    ));
 }
 
 #[test]
