@@ -66,7 +66,7 @@ impl Batch {
     pub fn write_to(&self, out: &mut [u64]) -> usize {
         let n = out.len().min(self.len());
         let (first, step) = (self.first, self.step);
-        for (i, slot) in out[..n].iter_mut().enumerate() {
+        for (i, slot) in out.iter_mut().take(n).enumerate() {
             *slot = first + i as u64 * step;
         }
         n

@@ -74,6 +74,15 @@ impl Clock for JsClock {
     }
 }
 
+/// `Date.now()` alone, for the ObjectId generator (no user clock there).
+pub struct DateNow;
+
+impl Clock for DateNow {
+    fn now_ms(&self) -> u64 {
+        JsClock::DateNow.now_ms()
+    }
+}
+
 /// A reading of the user's clock function number `slot`, out of line (the `Date.now`
 /// reading is inlined into every caller).
 #[inline(never)]

@@ -154,15 +154,19 @@ pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
     let mut done = 0;
     while done < n {
         match gen.next_batch((n - done) as u32) {
-            // The buffer is borrowed only after the clock was read.
-            Ok(batch) => done += batch.write_to(&mut io::io().batch[done..n]),
+            // The buffer is borrowed only after the clock was read; `get_mut` rather than
+            // slicing, which would keep a panic path (done < n <= BATCH_CAP).
+            Ok(batch) => match io::io().batch.get_mut(done..n) {
+                Some(out) => done += batch.write_to(out),
+                None => break,
+            },
             Err(e) => {
                 fail_gen(e);
                 return -1;
             }
         }
     }
-    n as i32
+    done as i32
 }
 
 /// Facts about a generator: field 0 the address of its layout (for `decode`), 1 its node

@@ -6,10 +6,10 @@ use snowdrift::{ObjectId, ObjectIdGenerator};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::clock::{fill_random, JsClock};
+use crate::clock::{fill_random, DateNow};
 use crate::io::{fail, fail_gen, text_in, text_out, ERR_RANGE};
 
-struct Shared(UnsafeCell<Option<ObjectIdGenerator<JsClock>>>);
+struct Shared(UnsafeCell<Option<ObjectIdGenerator<DateNow>>>);
 // SAFETY: one thread per module instance (see lib.rs).
 unsafe impl Sync for Shared {}
 
@@ -28,7 +28,7 @@ pub fn objectid_generate() -> f64 {
         fill_random(&mut bytes);
         let [p0, p1, p2, p3, p4, c0, c1, c2] = bytes;
         let counter = u32::from_be_bytes([0, c0, c1, c2]);
-        ObjectIdGenerator::new(JsClock::DateNow, [p0, p1, p2, p3, p4], counter)
+        ObjectIdGenerator::new(DateNow, [p0, p1, p2, p3, p4], counter)
     });
     match gen.next() {
         Ok(id) => put(id),
