@@ -9,12 +9,18 @@
 //! can fail returns a sentinel (`-1`, or a null address) and records the error in [`io`]:
 //! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. As
 //! `-1` is also the bit pattern of the ID 2^64-1, JS reads the kind before it believes a
-//! `-1`. Strings cross through the text buffer, decoded parts through the number slots,
-//! batches through the batch buffer (all at fixed addresses, see [`io`]).
+//! `-1`. The exception is `gen_next`, the hot path: on failure it calls the `raise` import,
+//! which throws the recorded error into the caller, so JS checks nothing after it (the call
+//! is made once the export's frame is off wasm's shadow stack, which a JS exception leaving
+//! wasm would not unwind). Strings cross through the text buffer, decoded parts through
+//! the number slots, batches through the batch buffer (all at fixed addresses, see [`io`]).
+//! Generators live in blocks of the module's own pool ([`pool`]), which is also the global
+//! allocator.
 //!
 //! Imports (`clock.rs`), from the package's `host.mjs`: `now()` (`Date.now` itself, no
 //! wrapper), `clock(slot)` (the user's clock function number `slot`, already checked by
-//! JS: Unix ms, or `-1` if it failed) and `random(ptr, len)` (`crypto.getRandomValues`).
+//! JS: Unix ms, or `-1` if it failed), `random(ptr, len)` (`crypto.getRandomValues`) and
+//! `raise()`. A generator call made from inside a user's clock function is refused here.
 //!
 //! Adding an export: a `#[wasm_bindgen] pub fn` over numbers in the module of its concept
 //! (`generator.rs`, `functions.rs`, `objectid.rs`), then import it by name in `api.mjs`.
