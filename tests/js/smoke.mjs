@@ -34,6 +34,23 @@ export function smoke({ Snowdrift, ObjectId, decode, toBase32, fromBase32 }, run
     if (text <= prevText) throw new Error(`base32 of ${id} (${text}) does not sort after ${prevText}`);
     prevText = text;
   }
+  // A failed next() throws from inside the wasm, through this runtime's engine, and
+  // changes nothing: the generator goes on after it.
+  let t = 1_750_000_000_000;
+  const stepped = new Snowdrift({ node: NODE, onClockBackwards: "fail", clock: () => t });
+  const before = stepped.next();
+  t -= 5;
+  let thrown;
+  try {
+    stepped.next();
+  } catch (e) {
+    thrown = e;
+  }
+  if (!(thrown instanceof Error) || !thrown.message.includes("clock moved backwards by 5 ms")) {
+    throw new Error(`a clock step back gave ${thrown} instead of the core's error`);
+  }
+  t += 5;
+  if (stepped.next() !== before + 1n) throw new Error("the generator did not go on after the error");
   // ObjectIds take their process bytes from crypto.getRandomValues in this runtime.
   const [a, b] = [ObjectId.generate().toString(), ObjectId.generate().toString()];
   if (!/^[0-9a-f]{24}$/.test(a) || a.slice(8, 18) !== b.slice(8, 18) || a === b) {
