@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::message::Message;
+
 /// The part of an ID (or of a layout) that a value was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -456,161 +458,6 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// An error message in a fixed buffer, built without allocating and without
-/// `core::fmt` (whose machinery is most of a small wasm or firmware image that only needs
-/// the text). Every error type's `message()` returns one; `Display` writes the same text.
-///
-/// ```
-/// use snowdrift::LayoutError;
-/// let m = LayoutError::TooWide { total: 65 }.message();
-/// assert_eq!(m.as_str(), "the fields take 65 bits (max 64)");
-/// assert_eq!(&*m, m.as_str());
-/// ```
-#[derive(Clone, Copy)]
-pub struct Message {
-    buf: [u8; Message::CAPACITY],
-    len: usize,
-}
-
-impl Message {
-    /// The most bytes a message holds; every message of this crate fits.
-    pub const CAPACITY: usize = 192;
-
-    const fn new() -> Message {
-        Message {
-            buf: [0; Message::CAPACITY],
-            len: 0,
-        }
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        // Only whole UTF-8 sequences are ever pushed (see `push`).
-        core::str::from_utf8(self.as_bytes()).unwrap_or("")
-    }
-
-    /// The text as UTF-8 bytes, without the check `as_str` makes: for copying the message
-    /// elsewhere (a wasm buffer, a UART) in code that wants no UTF-8 validator.
-    ///
-    /// ```
-    /// let m = snowdrift::LayoutError::ZeroUnit.message();
-    /// assert_eq!(m.as_bytes(), m.as_str().as_bytes());
-    /// ```
-    pub fn as_bytes(&self) -> &[u8] {
-        // `get` rather than indexing: no panic path (len never exceeds the buffer).
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-
-    /// Appends `s`, or as much of it as fits, cut at a character boundary.
-    fn push(&mut self, s: &str) -> &mut Message {
-        let mut n = s.len().min(Message::CAPACITY - self.len);
-        while !s.is_char_boundary(n) {
-            n -= 1;
-        }
-        self.push_ascii(s.as_bytes().get(..n).unwrap_or(&[]))
-    }
-
-    /// Appends ASCII bytes, or as many as fit (any cut is at a character boundary).
-    fn push_ascii(&mut self, ascii: &[u8]) -> &mut Message {
-        let n = ascii.len().min(Message::CAPACITY - self.len);
-        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + n), ascii.get(..n)) {
-            to.copy_from_slice(from);
-        }
-        self.len += n;
-        self
-    }
-
-    /// Appends `n` in decimal.
-    fn num(&mut self, n: u64) -> &mut Message {
-        self.radix(n, 10, 1)
-    }
-
-    /// Appends `a * b` in decimal, exactly (it may pass `u64::MAX`), without 128-bit
-    /// arithmetic: the decimal digits of `a`, lowest first, each times `b` plus the carry.
-    fn product(&mut self, mut a: u64, b: u32) -> &mut Message {
-        // a * b < 2^96 < 10^29.
-        let mut digits = [0u8; 29];
-        let mut len = 0;
-        let mut carry: u64 = 0;
-        for slot in digits.iter_mut().rev() {
-            if a == 0 && carry == 0 && len > 0 {
-                break;
-            }
-            // carry <= b, so this is at most 10 * b: no overflow.
-            let t = (a % 10) * u64::from(b) + carry;
-            *slot = b'0' + (t % 10) as u8;
-            carry = t / 10;
-            a /= 10;
-            len += 1;
-        }
-        let mut digits = digits.get(digits.len() - len..).unwrap_or(&[]);
-        // Leading zeros (when `b` is 0), keeping the last digit.
-        while let [b'0', rest @ ..] = digits {
-            if rest.is_empty() {
-                break;
-            }
-            digits = rest;
-        }
-        self.push_ascii(digits)
-    }
-
-    /// Appends `n` in base `radix`, at least `min` digits.
-    fn radix(&mut self, n: u64, radix: u64, min: usize) -> &mut Message {
-        let mut digits = [0u8; 20];
-        let len = crate::text::digits_into(&mut digits, n, radix, min);
-        self.push_ascii(digits.get(digits.len() - len..).unwrap_or(&[]))
-    }
-
-    /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),
-    /// ASCII controls as Rust escapes (`'\n'`, `'\u{7f}'`), anything else as itself
-    /// followed by its code point (`'é' (U+00E9)`), so invisible characters still show
-    /// without the Unicode tables a printability check would need.
-    fn quoted(&mut self, c: char) -> &mut Message {
-        self.push("'");
-        match c {
-            '\'' => self.push("\\'"),
-            '\\' => self.push("\\\\"),
-            '\n' => self.push("\\n"),
-            '\r' => self.push("\\r"),
-            '\t' => self.push("\\t"),
-            '\0' => self.push("\\0"),
-            ' '..='~' => self.push(c.encode_utf8(&mut [0; 4])),
-            '\u{0}'..='\u{7f}' => self.push("\\u{").radix(c as u64, 16, 1).push("}"),
-            _ => self.push(c.encode_utf8(&mut [0; 4])),
-        };
-        self.push("'");
-        if !c.is_ascii() {
-            self.push(" (U+").radix(c as u64, 16, 4).push(")");
-        }
-        self
-    }
-}
-
-impl core::ops::Deref for Message {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl fmt::Debug for Message {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl fmt::Display for Message {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl PartialEq<str> for Message {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
 impl core::error::Error for RangeError {}
 impl core::error::Error for LayoutError {}
 impl core::error::Error for Error {}
@@ -869,16 +716,5 @@ mod tests {
                 assert_eq!(e.to_string(), text);
             }
         }
-    }
-
-    #[test]
-    fn a_message_longer_than_its_buffer_is_cut_at_a_char_boundary() {
-        let mut m = Message::new();
-        for _ in 0..100 {
-            m.push("é");
-        }
-        assert_eq!(m.as_str().len(), Message::CAPACITY);
-        m.push("ab");
-        assert_eq!(m.as_str().chars().count(), Message::CAPACITY / 2);
     }
 }
