@@ -1,8 +1,10 @@
-//! Error types. Every message carries the numbers a user needs to fix the call.
+//! Error types. Every message carries the numbers a user needs to fix the call; each is
+//! one template rendered by `message.rs` (`\x01` to `\x04` stand for the numbers,
+//! `\x05` for a text such as a field's name).
 
 use core::fmt;
 
-use crate::message::Message;
+use crate::message::{quoted, render, utf8, Message};
 
 /// The part of an ID (or of a layout) that a value was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,32 +71,16 @@ impl RangeError {
             min,
             max,
         } = *self;
-        let mut m = Message::new();
-        match field {
+        let bits = u64::from(64 - max.leading_zeros());
+        // Every message begins with the field's name (`\x05`).
+        let template = match field {
             Field::Time => {
-                m.push("time ")
-                    .num(value)
-                    .push(" ms is outside the layout's range (");
-                m.num(min)
-                    .push("..=")
-                    .num(max)
-                    .push(" ms since the Unix epoch)");
+                "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
             }
-            Field::Id => {
-                m.push("id ").num(value).push(" does not fit the layout's ");
-                m.num(u64::from(64 - max.leading_zeros()));
-                m.push(" bits (max ").num(max).push(")");
-            }
-            _ => {
-                m.push(field.name())
-                    .push(" ")
-                    .num(value)
-                    .push(" does not fit in ");
-                m.num(u64::from(64 - max.leading_zeros()));
-                m.push(" bits (max ").num(max).push(")");
-            }
-        }
-        m
+            Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
+            _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
+        };
+        render(template, &[value, max, min, bits], field.name())
     }
 }
 
@@ -159,48 +145,46 @@ pub enum LayoutError {
 impl LayoutError {
     /// The message, without allocating or formatting: the same text as `Display`.
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
-        match *self {
-            LayoutError::NoTimeBits => m.push("the time field needs at least 1 bit"),
-            LayoutError::NoSequenceBits => m.push("the sequence field needs at least 1 bit"),
-            LayoutError::SequenceTooWide { bits } => m
-                .push("the sequence field takes ")
-                .num(u64::from(bits))
-                .push(" bits (max 32)"),
+        let (template, args) = match *self {
+            LayoutError::NoTimeBits => ("the time field needs at least 1 bit", [0; 4]),
+            LayoutError::NoSequenceBits => ("the sequence field needs at least 1 bit", [0; 4]),
+            LayoutError::SequenceTooWide { bits } => (
+                "the sequence field takes \x01 bits (max 32)",
+                [u64::from(bits), 0, 0, 0],
+            ),
             LayoutError::TooWide { total } => {
-                m.push("the fields take ").num(total).push(" bits (max 64)")
+                ("the fields take \x01 bits (max 64)", [total, 0, 0, 0])
             }
-            LayoutError::NoNodeRoom => m.push("time and sequence take 64 bits together (max 63)"),
-            LayoutError::ZeroUnit => m.push("the time unit is 0 ms (min 1 ms)"),
+            LayoutError::NoNodeRoom => ("time and sequence take 64 bits together (max 63)", [0; 4]),
+            LayoutError::ZeroUnit => ("the time unit is 0 ms (min 1 ms)", [0; 4]),
             LayoutError::EpochOutOfRange {
                 epoch_ms,
                 max_epoch_ms,
                 time_bits,
                 unit_ms,
-            } => {
-                m.push("epoch ")
-                    .num(epoch_ms)
-                    .push(" ms is outside 0..=")
-                    .num(max_epoch_ms);
-                m.push(" ms (the epochs a ")
-                    .num(u64::from(time_bits))
-                    .push("-bit time field of ")
-                    .num(u64::from(unit_ms))
-                    .push(" ms ticks allows)")
-            }
-            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => {
-                m.push("the time field's ")
-                    .num(u64::from(time_bits))
-                    .push(" bits of ")
-                    .num(u64::from(unit_ms))
-                    .push(" ms ticks span ");
-                m.product(crate::layout::mask(time_bits), unit_ms)
-                    .push(" ms, so no epoch fits (max span ")
-                    .num(i64::MAX as u64)
-                    .push(" ms)")
-            }
+            } => (
+                "epoch \x01 ms is outside 0..=\x02 ms \
+                 (the epochs a \x03-bit time field of \x04 ms ticks allows)",
+                [
+                    epoch_ms,
+                    max_epoch_ms,
+                    u64::from(time_bits),
+                    u64::from(unit_ms),
+                ],
+            ),
+            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => (
+                // i64::MAX written out: one argument less.
+                "the time field's \x03 bits of \x02 ms ticks span \x07 ms, \
+                 so no epoch fits (max span 9223372036854775807 ms)",
+                [
+                    crate::layout::mask(time_bits),
+                    u64::from(unit_ms),
+                    u64::from(time_bits),
+                    0,
+                ],
+            ),
         };
-        m
+        render(template, &args, "")
     }
 }
 
@@ -296,56 +280,51 @@ impl Error {
     /// assert_eq!(err.message().as_str(), "clock moved backwards by 37 ms (limit 0 ms)");
     /// ```
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
-        match *self {
-            Error::ClockBackwards { by_ms, limit_ms } => m
-                .push("clock moved backwards by ")
-                .num(by_ms)
-                .push(" ms (limit ")
-                .num(limit_ms)
-                .push(" ms)"),
-            Error::SwitchNode { by_ms } => m
-                .push("clock moved backwards by ")
-                .num(by_ms)
-                .push(" ms: switch to an unused node id"),
-            Error::WouldBlock => m.push("no ID available without waiting"),
-            Error::TooFarAhead { ahead_ms, limit_ms } => m
-                .push("next ID would be ")
-                .num(ahead_ms)
-                .push(" ms ahead of the clock (limit ")
-                .num(limit_ms)
-                .push(" ms)"),
+        let mut text = "";
+        let (template, args) = match *self {
+            Error::ClockBackwards { by_ms, limit_ms } => (
+                "clock moved backwards by \x01 ms (limit \x02 ms)",
+                [by_ms, limit_ms, 0, 0],
+            ),
+            Error::SwitchNode { by_ms } => (
+                "clock moved backwards by \x01 ms: switch to an unused node id",
+                [by_ms, 0, 0, 0],
+            ),
+            Error::WouldBlock => ("no ID available without waiting", [0; 4]),
+            Error::TooFarAhead { ahead_ms, limit_ms } => (
+                "next ID would be \x01 ms ahead of the clock (limit \x02 ms)",
+                [ahead_ms, limit_ms, 0, 0],
+            ),
             Error::Time(e) | Error::Range(e) => return e.message(),
-            Error::ClockStalled { at_ms } => m
-                .push("clock stopped at ")
-                .num(at_ms)
-                .push(" ms while waiting for it to advance"),
-            Error::Unsupported { reason } => m.push(reason),
-            Error::SameNode { node } => m
-                .push("node id ")
-                .num(node)
-                .push(" is the one this generator holds: switch to a node id it has not used"),
+            Error::ClockStalled { at_ms } => (
+                "clock stopped at \x01 ms while waiting for it to advance",
+                [at_ms, 0, 0, 0],
+            ),
+            Error::Unsupported { reason } => {
+                text = reason;
+                ("\x05", [0; 4])
+            }
+            Error::SameNode { node } => (
+                "node id \x01 is the one this generator holds: \
+                 switch to a node id it has not used",
+                [node, 0, 0, 0],
+            ),
             Error::ResumeOutOfRange(RangeError {
                 field, value, max, ..
-            }) => {
+            }) => (
                 if field == Field::Time {
-                    m.push("no ID can follow time ")
-                        .num(value)
-                        .push(" ms (max ");
-                    m.num(max).push(" ms)")
+                    "no ID can follow time \x01 ms (max \x02 ms)"
                 } else {
-                    m.push("no ID of this node can follow id ").num(value);
-                    m.push(" (max ").num(max).push(")")
-                }
-            }
-            Error::PastFence { time_ms, fence_ms } => m
-                .push("next ID at ")
-                .num(time_ms)
-                .push(" ms is not before the fence at ")
-                .num(fence_ms)
-                .push(" ms"),
+                    "no ID of this node can follow id \x01 (max \x02)"
+                },
+                [value, max, 0, 0],
+            ),
+            Error::PastFence { time_ms, fence_ms } => (
+                "next ID at \x01 ms is not before the fence at \x02 ms",
+                [time_ms, fence_ms, 0, 0],
+            ),
         };
-        m
+        render(template, &args, text)
     }
 }
 
@@ -422,33 +401,31 @@ impl ParseError {
     /// assert_eq!(err.message().as_str(), "invalid character 'x' at position 2");
     /// ```
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
         let position = self.position as u64;
-        match self.kind {
-            ParseErrorKind::Empty => m.push("empty input"),
-            ParseErrorKind::InvalidChar { found } => m
-                .push("invalid character ")
-                .quoted(found)
-                .push(" at position ")
-                .num(position),
-            ParseErrorKind::Overflow => m
-                .push("value does not fit in 64 bits (at position ")
-                .num(position)
-                .push(")"),
-            ParseErrorKind::WrongLength { expected, found } => m
-                .push("wrong length: ")
-                .num(found as u64)
-                .push(" characters (expected ")
-                .num(expected as u64)
-                .push(")"),
-            ParseErrorKind::TooLong { found, max } => m
-                .push("too long: ")
-                .num(found as u64)
-                .push(" characters (max ")
-                .num(max as u64)
-                .push(")"),
+        let mut text = "";
+        let (template, args) = match self.kind {
+            ParseErrorKind::Empty => ("empty input", [0; 4]),
+            ParseErrorKind::InvalidChar { found } => {
+                text = quoted(found);
+                (
+                    "invalid character \x06 at position \x02",
+                    [u64::from(found), position, utf8(found), 0],
+                )
+            }
+            ParseErrorKind::Overflow => (
+                "value does not fit in 64 bits (at position \x01)",
+                [position, 0, 0, 0],
+            ),
+            ParseErrorKind::WrongLength { expected, found } => (
+                "wrong length: \x01 characters (expected \x02)",
+                [found as u64, expected as u64, 0, 0],
+            ),
+            ParseErrorKind::TooLong { found, max } => (
+                "too long: \x01 characters (max \x02)",
+                [found as u64, max as u64, 0, 0],
+            ),
         };
-        m
+        render(template, &args, text)
     }
 }
 

@@ -1,9 +1,38 @@
-//! The error message buffer and its writer: no `core::fmt`, no allocation.
+//! Error messages without `core::fmt` and without allocating: each message is one
+//! template, a `&'static str` in which a few control bytes stand for arguments (up to
+//! four numbers and a text), rendered into a fixed buffer by one function, [`render`].
+//!
+//! | byte | writes |
+//! |---|---|
+//! | `\x01` to `\x04` | number 0 to 3, in decimal |
+//! | [`TEXT`] (`\x05`) | the text, as it is |
+//! | [`NESTED`] (`\x06`) | the text rendered as a template, with the same numbers |
+//! | [`PRODUCT`] (`\x07`) | number 0 times number 1 (below 2^32), in decimal, exactly: the product may pass `u64::MAX` |
+//! | [`BYTES`] (`\x08`) | the bytes of number 2, lowest first, up to the first zero byte (a character's UTF-8, from [`utf8`]) |
+//! | [`HEX`] (`\x0b`) | number 0 in uppercase hex |
+//! | [`HEX4`] (`\x0c`) | number 0 in uppercase hex, at least 4 digits |
+//!
+//! Every other byte is copied. A character in quotes is the template [`quoted`] gives,
+//! nested, so the code that picks its escape is only linked where a message quotes one
+//! (a firmware showing generator errors does not).
 //!
 //! `Message` lives here rather than in `error` so that `text` (which builds `ParseError`s)
 //! and the message writer do not depend on each other.
 
 use core::fmt;
+
+/// Writes the text as it is (cut at a character boundary if it does not fit).
+const TEXT: u8 = 5;
+/// Renders the text as a template, with the same numbers.
+const NESTED: u8 = 6;
+/// Writes number 0 times number 1 in decimal.
+const PRODUCT: u8 = 7;
+/// Writes the bytes of number 2, lowest first, up to the first zero byte.
+const BYTES: u8 = 8;
+/// Writes number 0 in uppercase hex.
+const HEX: u8 = 0x0b;
+/// Writes number 0 in uppercase hex, at least 4 digits.
+const HEX4: u8 = 0x0c;
 
 /// An error message in a fixed buffer, built without allocating and without
 /// `core::fmt` (whose machinery is most of a small wasm or firmware image that only needs
@@ -21,6 +50,14 @@ pub struct Message {
     len: usize,
 }
 
+/// Renders `template` (see the module's table) with the numbers `args` and `text`.
+#[inline(never)]
+pub(crate) fn render(template: &str, args: &[u64; 4], text: &str) -> Message {
+    let mut m = Message::new();
+    m.write(template.as_bytes(), args, text);
+    m
+}
+
 impl Message {
     /// The most bytes a message holds; every message of this crate fits.
     pub const CAPACITY: usize = 192;
@@ -34,7 +71,8 @@ impl Message {
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        // Only whole UTF-8 sequences are ever pushed (see `push`).
+        // Only whole UTF-8 sequences are ever written: ASCII, texts cut at a character
+        // boundary (see `push`), and the whole UTF-8 of a character (see `utf8`).
         core::str::from_utf8(self.as_bytes()).unwrap_or("")
     }
 
@@ -50,33 +88,56 @@ impl Message {
         self.buf.get(..self.len).unwrap_or(&[])
     }
 
+    /// Appends `template` rendered with `args` and `text` (see the module's table).
+    fn write(&mut self, template: &[u8], args: &[u64; 4], text: &str) {
+        for &b in template {
+            let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+            match b {
+                TEXT => self.push(text),
+                NESTED => self.write(text.as_bytes(), args, ""),
+                BYTES => {
+                    let mut bytes = arg(2);
+                    while bytes != 0 {
+                        self.byte(bytes as u8);
+                        bytes >>= 8;
+                    }
+                }
+                // One call for every number, so the digit writer is inlined nowhere.
+                1..=4 | PRODUCT | HEX | HEX4 => {
+                    let n = if b <= 4 {
+                        arg(usize::from(b) - 1)
+                    } else {
+                        arg(0)
+                    };
+                    let times = if b == PRODUCT { arg(1) as u32 } else { 1 };
+                    let radix = if b >= HEX { 16 } else { 10 };
+                    let min = if b == HEX4 { 4 } else { 1 };
+                    self.digits(n, times, 0, radix, min);
+                }
+                _ => self.byte(b),
+            }
+        }
+    }
+
+    /// Appends one byte if there is room.
+    #[inline(never)]
+    fn byte(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
     /// Appends `s`, or as much of it as fits, cut at a character boundary.
-    pub(crate) fn push(&mut self, s: &str) -> &mut Message {
+    pub(crate) fn push(&mut self, s: &str) {
+        // `len` never passes the capacity (see `byte`).
         let mut n = s.len().min(Message::CAPACITY - self.len);
         while !s.is_char_boundary(n) {
             n -= 1;
         }
-        self.push_ascii(s.as_bytes().get(..n).unwrap_or(&[]))
-    }
-
-    /// Appends ASCII bytes, or as many as fit (any cut is at a character boundary).
-    fn push_ascii(&mut self, ascii: &[u8]) -> &mut Message {
-        let n = ascii.len().min(Message::CAPACITY - self.len);
-        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + n), ascii.get(..n)) {
-            to.copy_from_slice(from);
+        for &b in s.as_bytes().get(..n).unwrap_or(&[]) {
+            self.byte(b);
         }
-        self.len += n;
-        self
-    }
-
-    /// Appends `n` in decimal.
-    pub(crate) fn num(&mut self, n: u64) -> &mut Message {
-        self.digits(n, 1, 0, 10, 1)
-    }
-
-    /// Appends `a * b` in decimal, exactly (it may pass `u64::MAX`).
-    pub(crate) fn product(&mut self, a: u64, b: u32) -> &mut Message {
-        self.digits(a, b, 0, 10, 1)
     }
 
     /// Appends `a * b + carry` in base `radix` (2 to 16, uppercase letters), at least
@@ -84,7 +145,7 @@ impl Message {
     /// lowest digit of `a` times `b` plus the carry gives the lowest digit, and the rest
     /// carries over to the higher digits, written first (at most 29 calls deep: the
     /// product is below 2^96 < 10^29). `carry` must be below `b` (or 0).
-    fn digits(&mut self, a: u64, b: u32, carry: u32, radix: u64, min: u32) -> &mut Message {
+    fn digits(&mut self, a: u64, b: u32, carry: u32, radix: u64, min: u32) {
         // Below radix * b, so the next carry is below `b` again.
         let t = u64::from((a % radix) as u32) * u64::from(b) + u64::from(carry);
         let (a, carry) = (a / radix, (t / radix) as u32);
@@ -93,32 +154,7 @@ impl Message {
             self.digits(a, b, carry, radix, min.saturating_sub(1));
         }
         let d = (t % radix) as u8;
-        let digit = [if d < 10 { b'0' + d } else { b'A' - 10 + d }];
-        self.push_ascii(&digit)
-    }
-
-    /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),
-    /// ASCII controls as Rust escapes (`'\n'`, `'\u{7f}'`), anything else as itself
-    /// followed by its code point (`'é' (U+00E9)`), so invisible characters still show
-    /// without the Unicode tables a printability check would need.
-    pub(crate) fn quoted(&mut self, c: char) -> &mut Message {
-        self.push("'");
-        match c {
-            '\'' => self.push("\\'"),
-            '\\' => self.push("\\\\"),
-            '\n' => self.push("\\n"),
-            '\r' => self.push("\\r"),
-            '\t' => self.push("\\t"),
-            '\0' => self.push("\\0"),
-            ' '..='~' => self.push(c.encode_utf8(&mut [0; 4])),
-            '\u{0}'..='\u{7f}' => self.push("\\u{").digits(c as u64, 1, 0, 16, 1).push("}"),
-            _ => self.push(c.encode_utf8(&mut [0; 4])),
-        };
-        self.push("'");
-        if !c.is_ascii() {
-            self.push(" (U+").digits(c as u64, 1, 0, 16, 4).push(")");
-        }
-        self
+        self.byte(if d < 10 { b'0' + d } else { b'A' - 10 + d });
     }
 }
 
@@ -147,9 +183,47 @@ impl PartialEq<str> for Message {
     }
 }
 
+/// The template that writes `c` in single quotes, nested in a message rendered with `c` as
+/// number 0 and [`utf8`]`(c)` as number 2: printable ASCII as itself (`\'` and `\\`
+/// escaped), ASCII controls as Rust escapes (`'\n'`, `'\u{7F}'`), anything else as itself
+/// followed by its code point (`'é' (U+00E9)`), so invisible characters still show without
+/// the Unicode tables a printability check would need.
+pub(crate) fn quoted(c: char) -> &'static str {
+    match c {
+        '\'' => "'\\''",
+        '\\' => "'\\\\'",
+        '\n' => "'\\n'",
+        '\r' => "'\\r'",
+        '\t' => "'\\t'",
+        '\0' => "'\\0'",
+        ' '..='~' => "'\x08'",
+        '\0'..='\x7f' => "'\\u{\x0b}'",
+        _ => "'\x08' (U+\x0c)",
+    }
+}
+
+/// The UTF-8 bytes of `c`, the first in the lowest byte (for [`BYTES`]).
+pub(crate) fn utf8(c: char) -> u64 {
+    let c = u32::from(c);
+    // Continuation bytes: 0 to 3.
+    let more = u32::from(c > 0x7f) + u32::from(c > 0x7ff) + u32::from(c > 0xffff);
+    let mut shift = 6 * more;
+    // The lead byte's high bits: none for ASCII, else `more + 1` ones.
+    let mut bytes = u64::from(((0xf0e0_c000u32 >> (8 * more)) | c >> shift) & 0xff);
+    let mut at = 0;
+    while shift > 0 {
+        shift -= 6;
+        at += 8;
+        bytes |= u64::from(0x80 | (c >> shift) & 0x3f) << at;
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+    use std::format;
 
     #[test]
     fn a_message_longer_than_its_buffer_is_cut_at_a_char_boundary() {
@@ -160,5 +234,10 @@ mod tests {
         assert_eq!(m.as_str().len(), Message::CAPACITY);
         m.push("ab");
         assert_eq!(m.as_str().chars().count(), Message::CAPACITY / 2);
+        // A text likewise: 95 of its characters fit after the "a", and the "b" after
+        // them in the last byte.
+        let long = "é".repeat(100);
+        let m = render("a\x05b", &[0; 4], &long);
+        assert_eq!(m.as_str(), format!("a{}b", "é".repeat(95)));
     }
 }
