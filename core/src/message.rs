@@ -224,6 +224,7 @@ mod tests {
     extern crate std;
     use super::*;
     use std::format;
+    use std::string::{String, ToString};
 
     #[test]
     fn a_message_longer_than_its_buffer_is_cut_at_a_char_boundary() {
@@ -239,5 +240,98 @@ mod tests {
         let long = "é".repeat(100);
         let m = render("a\x05b", &[0; 4], &long);
         assert_eq!(m.as_str(), format!("a{}b", "é".repeat(95)));
+    }
+
+    /// The quoted form of `c`, with `format!`: what `ParseError`'s `Display` wrote before
+    /// messages were rendered from templates.
+    fn quoted_by_format(c: char) -> String {
+        let inner = match c {
+            '\'' => r"\'".to_string(),
+            '\\' => r"\\".to_string(),
+            '\n' => r"\n".to_string(),
+            '\r' => r"\r".to_string(),
+            '\t' => r"\t".to_string(),
+            '\0' => r"\0".to_string(),
+            ' '..='~' => c.to_string(),
+            '\0'..='\x7f' => format!("\\u{{{:X}}}", c as u32),
+            _ => c.to_string(),
+        };
+        if c.is_ascii() {
+            format!("'{inner}'")
+        } else {
+            format!("'{inner}' (U+{:04X})", c as u32)
+        }
+    }
+
+    #[test]
+    fn every_placeholder_kind_writes_what_format_would() {
+        // Numbers 0 to 3, in any order, at the extremes.
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            4095,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let args = [n, n / 3, n / 7, u64::MAX - n];
+            let m = render("<\x04|\x03|\x02|\x01|\x01>", &args, "");
+            let [a, b, c, d] = args;
+            assert_eq!(m.as_str(), format!("<{d}|{c}|{b}|{a}|{a}>"));
+        }
+        // The text, as it is: bytes that stand for arguments in a template do not in it.
+        let m = render("(\x05) \x01", &[7, 0, 0, 0], "é \x01\x05\x06\x07");
+        assert_eq!(m.as_str(), "(é \x01\x05\x06\x07) 7");
+        // The text nested as a template, with the same numbers.
+        let m = render("[\x06] \x02", &[7, 8, 0, 0], "\x01+\x02");
+        assert_eq!(m.as_str(), "[7+8] 8");
+        // The exact product, past u64::MAX.
+        for a in [
+            0,
+            1,
+            9,
+            10,
+            12345,
+            u64::from(u32::MAX),
+            (1 << 62) - 1,
+            u64::MAX,
+        ] {
+            for b in [0, 1, 3, 10, 10_000, u32::MAX] {
+                let m = render("=\x07.", &[a, u64::from(b), 0, 0], "");
+                let product = u128::from(a) * u128::from(b);
+                assert_eq!(m.as_str(), format!("={product}."), "{a} * {b}");
+            }
+        }
+        // Hex, at least 1 or 4 digits, and a character's UTF-8 bytes.
+        for c in ['\x1b', 'A', 'é', '\u{200b}', '😀', '\u{10ffff}'] {
+            let args = [u64::from(c), 0, utf8(c), 0];
+            let m = render("\x0b \x0c \x08", &args, "");
+            assert_eq!(m.as_str(), format!("{:X} {:04X} {c}", c as u32, c as u32));
+        }
+    }
+
+    #[test]
+    fn every_char_is_quoted_as_format_quoted_it() {
+        // Every character to U+3000, then a stride through the rest, and every
+        // boundary between UTF-8 lengths.
+        let chars = (0..0x3000)
+            .chain((0x3000..=0x10ffff).step_by(97))
+            .chain([
+                0x7ff, 0x800, 0xd7ff, 0xe000, 0xfffd, 0xffff, 0x1_0000, 0x10_ffff,
+            ])
+            .filter_map(char::from_u32);
+        for c in chars {
+            assert_eq!(
+                utf8(c).to_le_bytes()[..c.len_utf8()],
+                *c.to_string().as_bytes()
+            );
+            assert_eq!(utf8(c) >> (8 * c.len_utf8()), 0, "nothing after the bytes");
+            let m = render("\x06", &[u64::from(c), 0, utf8(c), 0], quoted(c));
+            assert_eq!(m.as_str(), quoted_by_format(c), "U+{:04X}", c as u32);
+        }
     }
 }
