@@ -1,6 +1,10 @@
-//! Error types. Every message carries the numbers a user needs to fix the call.
+//! Error types. Every message carries the numbers a user needs to fix the call; each is
+//! one template rendered by `message.rs` (`\x01` to `\x04` stand for the numbers,
+//! `\x05` for a text such as a field's name).
 
 use core::fmt;
+
+use crate::message::{quoted, render, utf8, Message};
 
 /// The part of an ID (or of a layout) that a value was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,32 +71,16 @@ impl RangeError {
             min,
             max,
         } = *self;
-        let mut m = Message::new();
-        match field {
+        let bits = u64::from(64 - max.leading_zeros());
+        // Every message begins with the field's name (`\x05`).
+        let template = match field {
             Field::Time => {
-                m.push("time ")
-                    .num(value)
-                    .push(" ms is outside the layout's range (");
-                m.num(min)
-                    .push("..=")
-                    .num(max)
-                    .push(" ms since the Unix epoch)");
+                "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
             }
-            Field::Id => {
-                m.push("id ").num(value).push(" does not fit the layout's ");
-                m.num(u64::from(64 - max.leading_zeros()));
-                m.push(" bits (max ").num(max).push(")");
-            }
-            _ => {
-                m.push(field.name())
-                    .push(" ")
-                    .num(value)
-                    .push(" does not fit in ");
-                m.num(u64::from(64 - max.leading_zeros()));
-                m.push(" bits (max ").num(max).push(")");
-            }
-        }
-        m
+            Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
+            _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
+        };
+        render(template, &[value, max, min, bits], field.name())
     }
 }
 
@@ -157,48 +145,46 @@ pub enum LayoutError {
 impl LayoutError {
     /// The message, without allocating or formatting: the same text as `Display`.
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
-        match *self {
-            LayoutError::NoTimeBits => m.push("the time field needs at least 1 bit"),
-            LayoutError::NoSequenceBits => m.push("the sequence field needs at least 1 bit"),
-            LayoutError::SequenceTooWide { bits } => m
-                .push("the sequence field takes ")
-                .num(u64::from(bits))
-                .push(" bits (max 32)"),
+        let (template, args) = match *self {
+            LayoutError::NoTimeBits => ("the time field needs at least 1 bit", [0; 4]),
+            LayoutError::NoSequenceBits => ("the sequence field needs at least 1 bit", [0; 4]),
+            LayoutError::SequenceTooWide { bits } => (
+                "the sequence field takes \x01 bits (max 32)",
+                [u64::from(bits), 0, 0, 0],
+            ),
             LayoutError::TooWide { total } => {
-                m.push("the fields take ").num(total).push(" bits (max 64)")
+                ("the fields take \x01 bits (max 64)", [total, 0, 0, 0])
             }
-            LayoutError::NoNodeRoom => m.push("time and sequence take 64 bits together (max 63)"),
-            LayoutError::ZeroUnit => m.push("the time unit is 0 ms (min 1 ms)"),
+            LayoutError::NoNodeRoom => ("time and sequence take 64 bits together (max 63)", [0; 4]),
+            LayoutError::ZeroUnit => ("the time unit is 0 ms (min 1 ms)", [0; 4]),
             LayoutError::EpochOutOfRange {
                 epoch_ms,
                 max_epoch_ms,
                 time_bits,
                 unit_ms,
-            } => {
-                m.push("epoch ")
-                    .num(epoch_ms)
-                    .push(" ms is outside 0..=")
-                    .num(max_epoch_ms);
-                m.push(" ms (the epochs a ")
-                    .num(u64::from(time_bits))
-                    .push("-bit time field of ")
-                    .num(u64::from(unit_ms))
-                    .push(" ms ticks allows)")
-            }
-            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => {
-                m.push("the time field's ")
-                    .num(u64::from(time_bits))
-                    .push(" bits of ")
-                    .num(u64::from(unit_ms))
-                    .push(" ms ticks span ");
-                m.product(crate::layout::mask(time_bits), unit_ms)
-                    .push(" ms, so no epoch fits (max span ")
-                    .num(i64::MAX as u64)
-                    .push(" ms)")
-            }
+            } => (
+                "epoch \x01 ms is outside 0..=\x02 ms \
+                 (the epochs a \x03-bit time field of \x04 ms ticks allows)",
+                [
+                    epoch_ms,
+                    max_epoch_ms,
+                    u64::from(time_bits),
+                    u64::from(unit_ms),
+                ],
+            ),
+            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => (
+                // i64::MAX written out: one argument less.
+                "the time field's \x03 bits of \x02 ms ticks span \x07 ms, \
+                 so no epoch fits (max span 9223372036854775807 ms)",
+                [
+                    crate::layout::mask(time_bits),
+                    u64::from(unit_ms),
+                    u64::from(time_bits),
+                    0,
+                ],
+            ),
         };
-        m
+        render(template, &args, "")
     }
 }
 
@@ -294,56 +280,51 @@ impl Error {
     /// assert_eq!(err.message().as_str(), "clock moved backwards by 37 ms (limit 0 ms)");
     /// ```
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
-        match *self {
-            Error::ClockBackwards { by_ms, limit_ms } => m
-                .push("clock moved backwards by ")
-                .num(by_ms)
-                .push(" ms (limit ")
-                .num(limit_ms)
-                .push(" ms)"),
-            Error::SwitchNode { by_ms } => m
-                .push("clock moved backwards by ")
-                .num(by_ms)
-                .push(" ms: switch to an unused node id"),
-            Error::WouldBlock => m.push("no ID available without waiting"),
-            Error::TooFarAhead { ahead_ms, limit_ms } => m
-                .push("next ID would be ")
-                .num(ahead_ms)
-                .push(" ms ahead of the clock (limit ")
-                .num(limit_ms)
-                .push(" ms)"),
+        let mut text = "";
+        let (template, args) = match *self {
+            Error::ClockBackwards { by_ms, limit_ms } => (
+                "clock moved backwards by \x01 ms (limit \x02 ms)",
+                [by_ms, limit_ms, 0, 0],
+            ),
+            Error::SwitchNode { by_ms } => (
+                "clock moved backwards by \x01 ms: switch to an unused node id",
+                [by_ms, 0, 0, 0],
+            ),
+            Error::WouldBlock => ("no ID available without waiting", [0; 4]),
+            Error::TooFarAhead { ahead_ms, limit_ms } => (
+                "next ID would be \x01 ms ahead of the clock (limit \x02 ms)",
+                [ahead_ms, limit_ms, 0, 0],
+            ),
             Error::Time(e) | Error::Range(e) => return e.message(),
-            Error::ClockStalled { at_ms } => m
-                .push("clock stopped at ")
-                .num(at_ms)
-                .push(" ms while waiting for it to advance"),
-            Error::Unsupported { reason } => m.push(reason),
-            Error::SameNode { node } => m
-                .push("node id ")
-                .num(node)
-                .push(" is the one this generator holds: switch to a node id it has not used"),
+            Error::ClockStalled { at_ms } => (
+                "clock stopped at \x01 ms while waiting for it to advance",
+                [at_ms, 0, 0, 0],
+            ),
+            Error::Unsupported { reason } => {
+                text = reason;
+                ("\x05", [0; 4])
+            }
+            Error::SameNode { node } => (
+                "node id \x01 is the one this generator holds: \
+                 switch to a node id it has not used",
+                [node, 0, 0, 0],
+            ),
             Error::ResumeOutOfRange(RangeError {
                 field, value, max, ..
-            }) => {
+            }) => (
                 if field == Field::Time {
-                    m.push("no ID can follow time ")
-                        .num(value)
-                        .push(" ms (max ");
-                    m.num(max).push(" ms)")
+                    "no ID can follow time \x01 ms (max \x02 ms)"
                 } else {
-                    m.push("no ID of this node can follow id ").num(value);
-                    m.push(" (max ").num(max).push(")")
-                }
-            }
-            Error::PastFence { time_ms, fence_ms } => m
-                .push("next ID at ")
-                .num(time_ms)
-                .push(" ms is not before the fence at ")
-                .num(fence_ms)
-                .push(" ms"),
+                    "no ID of this node can follow id \x01 (max \x02)"
+                },
+                [value, max, 0, 0],
+            ),
+            Error::PastFence { time_ms, fence_ms } => (
+                "next ID at \x01 ms is not before the fence at \x02 ms",
+                [time_ms, fence_ms, 0, 0],
+            ),
         };
-        m
+        render(template, &args, text)
     }
 }
 
@@ -420,194 +401,37 @@ impl ParseError {
     /// assert_eq!(err.message().as_str(), "invalid character 'x' at position 2");
     /// ```
     pub fn message(&self) -> Message {
-        let mut m = Message::new();
         let position = self.position as u64;
-        match self.kind {
-            ParseErrorKind::Empty => m.push("empty input"),
-            ParseErrorKind::InvalidChar { found } => m
-                .push("invalid character ")
-                .quoted(found)
-                .push(" at position ")
-                .num(position),
-            ParseErrorKind::Overflow => m
-                .push("value does not fit in 64 bits (at position ")
-                .num(position)
-                .push(")"),
-            ParseErrorKind::WrongLength { expected, found } => m
-                .push("wrong length: ")
-                .num(found as u64)
-                .push(" characters (expected ")
-                .num(expected as u64)
-                .push(")"),
-            ParseErrorKind::TooLong { found, max } => m
-                .push("too long: ")
-                .num(found as u64)
-                .push(" characters (max ")
-                .num(max as u64)
-                .push(")"),
+        let mut text = "";
+        let (template, args) = match self.kind {
+            ParseErrorKind::Empty => ("empty input", [0; 4]),
+            ParseErrorKind::InvalidChar { found } => {
+                text = quoted(found);
+                (
+                    "invalid character \x06 at position \x02",
+                    [u64::from(found), position, utf8(found), 0],
+                )
+            }
+            ParseErrorKind::Overflow => (
+                "value does not fit in 64 bits (at position \x01)",
+                [position, 0, 0, 0],
+            ),
+            ParseErrorKind::WrongLength { expected, found } => (
+                "wrong length: \x01 characters (expected \x02)",
+                [found as u64, expected as u64, 0, 0],
+            ),
+            ParseErrorKind::TooLong { found, max } => (
+                "too long: \x01 characters (max \x02)",
+                [found as u64, max as u64, 0, 0],
+            ),
         };
-        m
+        render(template, &args, text)
     }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.message().as_str())
-    }
-}
-
-/// An error message in a fixed buffer, built without allocating and without
-/// `core::fmt` (whose machinery is most of a small wasm or firmware image that only needs
-/// the text). Every error type's `message()` returns one; `Display` writes the same text.
-///
-/// ```
-/// use snowdrift::LayoutError;
-/// let m = LayoutError::TooWide { total: 65 }.message();
-/// assert_eq!(m.as_str(), "the fields take 65 bits (max 64)");
-/// assert_eq!(&*m, m.as_str());
-/// ```
-#[derive(Clone, Copy)]
-pub struct Message {
-    buf: [u8; Message::CAPACITY],
-    len: usize,
-}
-
-impl Message {
-    /// The most bytes a message holds; every message of this crate fits.
-    pub const CAPACITY: usize = 192;
-
-    const fn new() -> Message {
-        Message {
-            buf: [0; Message::CAPACITY],
-            len: 0,
-        }
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        // Only whole UTF-8 sequences are ever pushed (see `push`).
-        core::str::from_utf8(self.as_bytes()).unwrap_or("")
-    }
-
-    /// The text as UTF-8 bytes, without the check `as_str` makes: for copying the message
-    /// elsewhere (a wasm buffer, a UART) in code that wants no UTF-8 validator.
-    ///
-    /// ```
-    /// let m = snowdrift::LayoutError::ZeroUnit.message();
-    /// assert_eq!(m.as_bytes(), m.as_str().as_bytes());
-    /// ```
-    pub fn as_bytes(&self) -> &[u8] {
-        // `get` rather than indexing: no panic path (len never exceeds the buffer).
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-
-    /// Appends `s`, or as much of it as fits, cut at a character boundary.
-    fn push(&mut self, s: &str) -> &mut Message {
-        let mut n = s.len().min(Message::CAPACITY - self.len);
-        while !s.is_char_boundary(n) {
-            n -= 1;
-        }
-        self.push_ascii(s.as_bytes().get(..n).unwrap_or(&[]))
-    }
-
-    /// Appends ASCII bytes, or as many as fit (any cut is at a character boundary).
-    fn push_ascii(&mut self, ascii: &[u8]) -> &mut Message {
-        let n = ascii.len().min(Message::CAPACITY - self.len);
-        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + n), ascii.get(..n)) {
-            to.copy_from_slice(from);
-        }
-        self.len += n;
-        self
-    }
-
-    /// Appends `n` in decimal.
-    fn num(&mut self, n: u64) -> &mut Message {
-        self.radix(n, 10, 1)
-    }
-
-    /// Appends `a * b` in decimal, exactly (it may pass `u64::MAX`), without 128-bit
-    /// arithmetic: the decimal digits of `a`, lowest first, each times `b` plus the carry.
-    fn product(&mut self, mut a: u64, b: u32) -> &mut Message {
-        // a * b < 2^96 < 10^29.
-        let mut digits = [0u8; 29];
-        let mut len = 0;
-        let mut carry: u64 = 0;
-        for slot in digits.iter_mut().rev() {
-            if a == 0 && carry == 0 && len > 0 {
-                break;
-            }
-            // carry <= b, so this is at most 10 * b: no overflow.
-            let t = (a % 10) * u64::from(b) + carry;
-            *slot = b'0' + (t % 10) as u8;
-            carry = t / 10;
-            a /= 10;
-            len += 1;
-        }
-        let mut digits = digits.get(digits.len() - len..).unwrap_or(&[]);
-        // Leading zeros (when `b` is 0), keeping the last digit.
-        while let [b'0', rest @ ..] = digits {
-            if rest.is_empty() {
-                break;
-            }
-            digits = rest;
-        }
-        self.push_ascii(digits)
-    }
-
-    /// Appends `n` in base `radix`, at least `min` digits.
-    fn radix(&mut self, n: u64, radix: u64, min: usize) -> &mut Message {
-        let mut digits = [0u8; 20];
-        let len = crate::text::digits_into(&mut digits, n, radix, min);
-        self.push_ascii(digits.get(digits.len() - len..).unwrap_or(&[]))
-    }
-
-    /// Appends `c` in single quotes: printable ASCII as itself (`\'` and `\\` escaped),
-    /// ASCII controls as Rust escapes (`'\n'`, `'\u{7f}'`), anything else as itself
-    /// followed by its code point (`'é' (U+00E9)`), so invisible characters still show
-    /// without the Unicode tables a printability check would need.
-    fn quoted(&mut self, c: char) -> &mut Message {
-        self.push("'");
-        match c {
-            '\'' => self.push("\\'"),
-            '\\' => self.push("\\\\"),
-            '\n' => self.push("\\n"),
-            '\r' => self.push("\\r"),
-            '\t' => self.push("\\t"),
-            '\0' => self.push("\\0"),
-            ' '..='~' => self.push(c.encode_utf8(&mut [0; 4])),
-            '\u{0}'..='\u{7f}' => self.push("\\u{").radix(c as u64, 16, 1).push("}"),
-            _ => self.push(c.encode_utf8(&mut [0; 4])),
-        };
-        self.push("'");
-        if !c.is_ascii() {
-            self.push(" (U+").radix(c as u64, 16, 4).push(")");
-        }
-        self
-    }
-}
-
-impl core::ops::Deref for Message {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl fmt::Debug for Message {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl fmt::Display for Message {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl PartialEq<str> for Message {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
     }
 }
 
@@ -869,16 +693,5 @@ mod tests {
                 assert_eq!(e.to_string(), text);
             }
         }
-    }
-
-    #[test]
-    fn a_message_longer_than_its_buffer_is_cut_at_a_char_boundary() {
-        let mut m = Message::new();
-        for _ in 0..100 {
-            m.push("é");
-        }
-        assert_eq!(m.as_str().len(), Message::CAPACITY);
-        m.push("ab");
-        assert_eq!(m.as_str().chars().count(), Message::CAPACITY / 2);
     }
 }

@@ -229,7 +229,7 @@ pub fn to_decimal(id: u64) -> IdText {
 /// Writes `n` in base `radix` (2 to 16, uppercase letters), at least `min` digits,
 /// right-aligned in `out`; returns how many digits. Written without indexing, so it has
 /// no panic path.
-pub(crate) fn digits_into(out: &mut [u8], mut n: u64, radix: u64, min: usize) -> usize {
+fn digits_into(out: &mut [u8], mut n: u64, radix: u64, min: usize) -> usize {
     let mut len = 0;
     for slot in out.iter_mut().rev() {
         if n == 0 && len >= min.max(1) {
