@@ -205,8 +205,17 @@ for (const [name, fn, key] of [
   console.log(`  ${name.padEnd(44)}${String(r.count).padStart(10)} IDs  ${String(r.notAbove).padStart(9)} not above the previous${r.error ? `  (stopped: ${r.error})` : ""}`);
 }
 
+// What a page downloads: the browser entry, the files it imports (followed from their
+// text), and the wasm.
 const pkgDir = new URL("./node_modules/snowdrift/", import.meta.url);
-const browserFiles = ["browser.js", "api.mjs", "snowdrift.wasm"];
+const browserFiles = ["browser.js"];
+for (let i = 0; i < browserFiles.length; i++) {
+  const text = readFileSync(new URL(browserFiles[i], pkgDir), "utf8");
+  for (const [, file] of text.matchAll(/\bfrom\s*["']\.\/([^"']+)["']/g)) {
+    if (!browserFiles.includes(file)) browserFiles.push(file);
+  }
+}
+browserFiles.push("snowdrift.wasm");
 let raw = 0, gz = 0;
 console.log("\npackage size: the browser entry (what a page downloads)");
 for (const f of browserFiles) {

@@ -4,8 +4,9 @@
 //! The package is a release build of the `snowdrift-wasm` crate (`#[wasm_bindgen]` free
 //! functions) run through the wasm-bindgen CLI (`--target web`) and `wasm-opt -Oz` (npm
 //! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
-//! here with the generated glue and `host.mjs` into `api.mjs` and `api.cjs`), the entry
-//! points, the types, the `snowdrift` command and package.json. The names of the core's
+//! here with the generated glue and `host.mjs` into `api.mjs` and `api.cjs`, and with the
+//! browser entry into `browser.js`; esbuild bundles, terser minifies), the entry points,
+//! the types, the `snowdrift` command and package.json. The names of the core's
 //! preset layouts are written into the types and the command's help from
 //! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm.
 //!
@@ -13,7 +14,7 @@
 //! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
 //! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
 //! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
-//! except the files bundled into the API module ([`BUNDLED`]); the lease protocol's
+//! except the files the build bundles or minifies ([`BUNDLED`]); the lease protocol's
 //! scripts (`lease/lua/*.lua`) go into its `lua/`. Adding a wasm export: a
 //! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
 
@@ -22,8 +23,8 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{self, cargo, ensure_apt, ensure_targets, output, root, run_in, Result};
 
-/// Files of `wasm/js/` that go into the package only inside the bundled API module.
-const BUNDLED: &[&str] = &["api.mjs", "host.mjs"];
+/// Files of `wasm/js/` that go into the package only bundled or minified by the build.
+const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "browser.js", "offline.js"];
 
 pub fn js_dir() -> PathBuf {
     root().join("tests/js")
@@ -157,51 +158,71 @@ pub fn build() -> Result {
     )?;
     copy_dir(&root().join("wasm/js"), &pkg, BUNDLED)?;
     copy_lease_scripts(&pkg)?;
-    // The API module with the glue, minified (it is most of the JS a page downloads),
-    // once as an ES module and once as CommonJS, so that require("snowdrift") needs no
-    // require(esm). Only `initSync` is imported from the glue: its async loader (and its
-    // `import.meta`) is left out.
-    let esbuild = js_dir().join("node_modules/.bin/esbuild");
-    let api = stage.join("api.mjs");
-    for (format, file) in [("esm", "api.mjs"), ("cjs", "api.cjs")] {
-        let out = format!("--outfile={}", path_str(&pkg.join(file))?);
-        util::run(
-            path_str(&esbuild)?,
-            &[
-                path_str(&api)?,
-                "--bundle",
-                "--minify",
-                "--target=es2022",
-                "--log-level=warning",
-                // The glue's unused async loader reads import.meta; it is dropped.
-                "--log-override:empty-import-meta=silent",
-                // The glue imports host.mjs once per direct import (`now`, `raise`) and
-                // lists each under the same key: one module, so either entry is right.
-                "--log-override:duplicate-object-key=silent",
-                &format!("--format={format}"),
-                &out,
-            ],
-        )?;
+    // The API module with the glue, bundled by esbuild and minified by terser (whose
+    // output is smaller), once as an ES module and once as CommonJS, so that
+    // require("snowdrift") needs no require(esm); and the browser entry with all of it in
+    // one file, the only script a page downloads. Only `initSync` is imported from the
+    // glue: its async loader (and its `import.meta`) is left out.
+    for (entry, format, file) in [
+        ("api.mjs", "esm", "api.mjs"),
+        ("api.mjs", "cjs", "api.cjs"),
+        ("browser.js", "esm", "browser.js"),
+    ] {
+        let bundled = stage.join(format!("bundled-{file}"));
+        bundle(&stage.join(entry), format, &bundled)?;
+        minify(&bundled, format == "esm", &pkg.join(file))?;
     }
     // `snowdrift/browser` (offline.js), minified as an ES module; it imports the browser
     // entry, so it is not bundled.
-    let out = format!("--outfile={}", path_str(&pkg.join("offline.js"))?);
-    util::run(
-        path_str(&esbuild)?,
-        &[
-            path_str(&root().join("wasm/js/offline.js"))?,
-            "--minify",
-            "--target=es2022",
-            "--log-level=warning",
-            "--format=esm",
-            &out,
-        ],
+    minify(
+        &root().join("wasm/js/offline.js"),
+        true,
+        &pkg.join("offline.js"),
     )?;
     fill_preset_names(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
     Ok(())
+}
+
+/// Bundles `entry` and what it imports into `out` as `format` ("esm" or "cjs").
+fn bundle(entry: &Path, format: &str, out: &Path) -> Result {
+    let esbuild = js_dir().join("node_modules/.bin/esbuild");
+    util::run(
+        path_str(&esbuild)?,
+        &[
+            path_str(entry)?,
+            "--bundle",
+            "--target=es2022",
+            "--log-level=warning",
+            // The glue's unused async loader reads import.meta; it is dropped.
+            "--log-override:empty-import-meta=silent",
+            // The glue imports host.mjs once per direct import (`now`, `raise`) and
+            // lists each under the same key: one module, so either entry is right.
+            "--log-override:duplicate-object-key=silent",
+            &format!("--format={format}"),
+            &format!("--outfile={}", path_str(out)?),
+        ],
+    )
+}
+
+/// Minifies `file` into `out` with terser (an ES module when `module`).
+fn minify(file: &Path, module: bool, out: &Path) -> Result {
+    let terser = js_dir().join("node_modules/.bin/terser");
+    let mut args = vec![
+        path_str(file)?,
+        "--ecma",
+        "2022",
+        "--compress",
+        "passes=3",
+        "--mangle",
+    ];
+    if module {
+        args.push("--module");
+    }
+    args.extend(["--output", path_str(out)?]);
+    util::run(path_str(&terser)?, &args)
 }
 
 /// Writes the names of the core's presets where the package lists them: the `LayoutName`
