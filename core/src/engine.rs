@@ -9,7 +9,9 @@ use core::num::NonZeroU64;
 
 use crate::clock::Clock;
 use crate::error::{Error, Field, RangeError};
-use crate::layout::{checked_mul_u32, mask, Layout, Order};
+#[cfg(target_arch = "wasm32")]
+use crate::layout::checked_mul_u32;
+use crate::layout::{mask, Layout, Order};
 use crate::policy::Policy;
 
 /// How many clock readings in a row that do not move forward a waiting call accepts
@@ -291,10 +293,14 @@ impl Engine {
     }
 
     /// `ticks` ticks in ms, saturating.
-    #[inline(never)]
     fn ticks_ms(&self, ticks: u64) -> u64 {
-        // The unit came from a u32.
-        checked_mul_u32(ticks, self.unit_ms as u32).unwrap_or(u64::MAX)
+        // On wasm a 64-bit multiply with an overflow check is a call into a 128-bit
+        // multiply; by 32-bit halves it is not (the unit came from a u32). On Arm the
+        // plain form is smaller (`cargo xtask firmware --size`).
+        #[cfg(target_arch = "wasm32")]
+        return checked_mul_u32(ticks, self.unit_ms as u32).unwrap_or(u64::MAX);
+        #[cfg(not(target_arch = "wasm32"))]
+        ticks.saturating_mul(self.unit_ms)
     }
 
     /// The start of the tick of `slot`, in Unix ms: at or after the time of every slot
