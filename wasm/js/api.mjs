@@ -144,8 +144,8 @@ function build(module) {
       crypto.getRandomValues(new Uint8Array(w.memory.buffer, ptr, len));
     },
     // A failed gen_next ends here: the error it recorded, thrown past the wasm.
-    raise() {
-      throw takeError();
+    raise(kind) {
+      throw takeError(kind);
     },
   });
   const w = initSync({ module });
@@ -169,14 +169,14 @@ function build(module) {
   const presetNames = Array.from(presets.keys(), describe).join(", ");
   const DEFAULT = presets.get("default");
 
-  /** The error the last call recorded: the clock's own if it failed, else the core's. */
-  function takeError() {
+  /** The error the last call recorded (of `kind`, read from wasm memory unless given):
+   * the clock's own if it failed, else the core's. */
+  function takeError(kind = u32[(io + IO_ERR_KIND) >> 2]) {
     if (clockError) {
       const { error } = clockError;
       clockError = undefined;
       return error;
     }
-    const kind = u32[(io + IO_ERR_KIND) >> 2];
     const message = decoder.decode(u8.subarray(io + IO_ERR, io + IO_ERR + u32[(io + IO_ERR_LEN) >> 2]));
     return kind === ERR_RANGE ? new RangeError(message) : new Error(message);
   }

@@ -14,9 +14,11 @@ extern "C" {
     fn clock(slot: u32) -> f64;
     /// `crypto.getRandomValues` over `len` bytes at `ptr`.
     fn random(ptr: *mut u8, len: usize);
-    /// Throws the error just recorded (see `io::fail`), or the clock's own: a failed call
-    /// ends here, with no result for JS to check.
-    pub fn raise();
+    /// Throws the error of `kind` just recorded (see `io::fail`), or the clock's own: a
+    /// failed call ends here, with no result for JS to check. (With an argument the glue
+    /// reaches it through its own import object: `host.mjs` is then imported once, for
+    /// `now`, and bundlers see no duplicate key.)
+    pub fn raise(kind: u32);
 }
 
 /// True while a user's clock function runs. Generators refuse calls from it: the running

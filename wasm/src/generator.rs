@@ -100,8 +100,9 @@ pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
     let id = next_or_fail(gen);
     // Raised from this frame, which holds nothing in wasm memory: a JS exception leaves
     // wasm without running epilogues, so a frame on the shadow stack here would leak.
-    if id == -1 && io::io().err_kind != 0 {
-        clock::raise();
+    let kind = io::io().err_kind;
+    if id == -1 && kind != 0 {
+        clock::raise(kind);
     }
     id
 }

@@ -20,7 +20,7 @@
 //! Imports (`clock.rs`), from the package's `host.mjs`: `now()` (`Date.now` itself, no
 //! wrapper), `clock(slot)` (the user's clock function number `slot`, already checked by
 //! JS: Unix ms, or `-1` if it failed), `random(ptr, len)` (`crypto.getRandomValues`) and
-//! `raise()`. A generator call made from inside a user's clock function is refused here.
+//! `raise(kind)`. A generator call made from inside a user's clock function is refused here.
 //!
 //! Adding an export: a `#[wasm_bindgen] pub fn` over numbers in the module of its concept
 //! (`generator.rs`, `functions.rs`, `objectid.rs`), then import it by name in `api.mjs`.

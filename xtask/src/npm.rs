@@ -198,9 +198,6 @@ fn bundle(entry: &Path, format: &str, out: &Path) -> Result {
             "--log-level=warning",
             // The glue's unused async loader reads import.meta; it is dropped.
             "--log-override:empty-import-meta=silent",
-            // The glue imports host.mjs once per direct import (`now`, `raise`) and
-            // lists each under the same key: one module, so either entry is right.
-            "--log-override:duplicate-object-key=silent",
             &format!("--format={format}"),
             &format!("--outfile={}", path_str(out)?),
         ],
