@@ -21,9 +21,7 @@ extern "C" {
     pub fn raise(kind: u32);
 }
 
-/// True while a user's clock function runs. Generators refuse calls from it: the running
-/// call holds the generator's state and the batch buffer, so a second one could repeat
-/// an ID.
+/// True while a user's clock function runs: generators refuse calls from it.
 static IN_CLOCK: crate::io::Flag = crate::io::Flag::new();
 
 /// Whether a user's clock function is running (see [`IN_CLOCK`]).

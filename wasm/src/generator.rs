@@ -1,12 +1,12 @@
-//! Generators: a core `Generator` over a `JsClock`, boxed in wasm memory, addressed by JS
-//! through its pointer.
+//! Generators: a core `Generator` over a `JsClock`, in a block of the module's pool
+//! ([`pool`]), addressed by JS through its pointer.
 
 use snowdrift::{Generator, Layout, Policy};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::clock::{self, JsClock};
-use crate::io::{self, fail_gen, fail_reentered, id_result, BATCH_CAP};
+use crate::io::{self, fail_gen, id_result, BATCH_CAP};
 use crate::pool;
 
 /// A generator with a copy of its layout (which `decode` takes by address).
@@ -66,6 +66,23 @@ pub unsafe fn gen_new(
     }
 }
 
+/// Whether the call must be refused, with the error recorded: a generator called from
+/// inside a user's clock function (the running call holds the generator's state and the
+/// batch buffer, so a second one could repeat an ID).
+#[inline(always)]
+fn refused() -> bool {
+    clock::in_clock() && refuse()
+}
+
+#[cold]
+fn refuse() -> bool {
+    io::fail(
+        io::ERR_PLAIN,
+        b"a clock function must not call a snowdrift generator",
+    );
+    true
+}
+
 /// Releases a generator.
 ///
 /// # Safety
@@ -98,8 +115,9 @@ pub unsafe fn gen_resume(gen: *mut Gen, id: i64) -> i32 {
 #[wasm_bindgen]
 pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
     let id = next_or_fail(gen);
-    // Raised from this frame, which holds nothing in wasm memory: a JS exception leaves
-    // wasm without running epilogues, so a frame on the shadow stack here would leak.
+    // Raised once `next_or_fail` has returned: a JS exception leaves wasm without running
+    // epilogues, so a frame still on the shadow stack would leak (the npm tests make
+    // 100,000 failures).
     let kind = io::io().err_kind;
     if id == -1 && kind != 0 {
         clock::raise(kind);
@@ -110,8 +128,7 @@ pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
 /// `gen_next`'s work: the next ID, or -1 with the error recorded.
 #[inline(never)]
 unsafe fn next_or_fail(gen: *mut Gen) -> i64 {
-    if clock::in_clock() {
-        fail_reentered();
+    if refused() {
         return -1;
     }
     // Matched here rather than through `id_result`, so that the common case keeps the
@@ -132,8 +149,7 @@ unsafe fn next_or_fail(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
 pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
-    if clock::in_clock() {
-        fail_reentered();
+    if refused() {
         return -1;
     }
     id_result((*gen).gen.try_next(), fail_gen)
@@ -146,8 +162,7 @@ pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
 /// `gen` is a live generator from `gen_new`.
 #[wasm_bindgen]
 pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
-    if clock::in_clock() {
-        fail_reentered();
+    if refused() {
         return -1;
     }
     let gen = &mut (*gen).gen;

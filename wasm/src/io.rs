@@ -118,14 +118,6 @@ impl Flag {
     }
 }
 
-/// Records the error of a generator called from a user's clock function.
-pub fn fail_reentered() {
-    fail(
-        ERR_PLAIN,
-        b"a clock function must not call a snowdrift generator",
-    );
-}
-
 /// Records a core generator error: `RangeError` for times and values outside the layout,
 /// would-block for `try_*`, `Error` for the rest.
 pub fn fail_gen(e: snowdrift::Error) {
