@@ -494,19 +494,7 @@ mod tests {
 
     #[test]
     fn generator_messages_match_the_formatted_text_at_the_extremes() {
-        for n in [
-            0,
-            1,
-            9,
-            10,
-            37,
-            99,
-            100,
-            4095,
-            u64::from(u32::MAX),
-            u64::MAX - 1,
-            u64::MAX,
-        ] {
+        for n in crate::message::tests::EXTREMES {
             let range = |field| RangeError {
                 field,
                 value: n,

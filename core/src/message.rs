@@ -220,7 +220,7 @@ pub(crate) fn utf8(c: char) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     extern crate std;
     use super::*;
     use std::format;
@@ -263,21 +263,26 @@ mod tests {
         }
     }
 
+    /// Numbers at the edges of each digit count and of u32 and u64, which the message
+    /// tests here and in error.rs write.
+    pub(crate) const EXTREMES: [u64; 11] = [
+        0,
+        1,
+        9,
+        10,
+        37,
+        99,
+        100,
+        4095,
+        u32::MAX as u64,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+
     #[test]
     fn every_placeholder_kind_writes_what_format_would() {
         // Numbers 0 to 3, in any order, at the extremes.
-        for n in [
-            0,
-            1,
-            9,
-            10,
-            99,
-            100,
-            4095,
-            u64::from(u32::MAX),
-            u64::MAX - 1,
-            u64::MAX,
-        ] {
+        for n in EXTREMES {
             let args = [n, n / 3, n / 7, u64::MAX - n];
             let m = render("<\x04|\x03|\x02|\x01|\x01>", &args, "");
             let [a, b, c, d] = args;
