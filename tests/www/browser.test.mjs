@@ -172,9 +172,12 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
   const { context, pages: [page] } = await pages(1, (c) => c.addInitScript(() => {
     Object.defineProperty(globalThis, "indexedDB", { value: undefined });
   }));
-  const first = await open(page);
+  const first = await open(page, { reserveMs: 2 });
   assert.equal(first.storage, "localstorage");
-  const a = await batch(page, 1000);
+  // localStorage writes are synchronous: a burst past the reservation renews it on the spot.
+  const a = await batch(page, 1 << 18);
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem(`snowdrift:snowdrift:${gen.node}`)).until);
+  assert.ok(stored >= await page.evaluate((id) => gen.decode(id).timestampMs, String(max(a))), "localStorage covers the burst");
   await reload(page);
   const second = await open(page);
   assert.equal(second.node, first.node);
@@ -184,43 +187,34 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
   await context.close();
 });
 
-test("the stored reservation covers every ID issued, also after a burst that outruns it", { timeout: 120_000 }, async () => {
+test("no ID is issued past what storage holds: a window renews a burst's reservation on the spot, a worker throws and the same call goes on after ready", { timeout: 120_000 }, async () => {
   const { context, pages: [page] } = await pages();
-  await open(page, { reserveMs: 2 });
-  const check = await page.evaluate(async () => {
-    const stored = () => new Promise((ok, fail) => {
-      const r = indexedDB.open("snowdrift");
-      r.onerror = () => fail(r.error);
-      r.onsuccess = () => {
-        const get = r.result.transaction("nodes").objectStore("nodes").get(["snowdrift", gen.node]);
-        get.onsuccess = () => { ok(get.result.until); r.result.close(); };
-      };
-    });
-    const local = () => JSON.parse(localStorage.getItem(`snowdrift:snowdrift:${gen.node}`) ?? "null")?.until ?? 0;
-    // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
+  const { node } = await open(page, { reserveMs: 2 });
+  // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
+  const tab = await page.evaluate(() => {
     const ids = gen.nextBatch(1 << 20);
-    const newest = gen.decode(ids[ids.length - 1]).timestampMs;
-    const right = Math.max(await stored(), local());
-    await gen.ready;
-    return { newest, right, later: await stored(), reserved: gen.reservedUntil };
+    return { newest: gen.decode(ids[ids.length - 1]).timestampMs, reserved: gen.reservedUntil };
   });
-  assert.ok(check.right >= check.newest, `when the burst returned, storage covered ${check.right}, the newest ID has ${check.newest}`);
-  assert.ok(check.later >= check.newest && check.reserved >= check.newest, "IndexedDB caught up once its write finished");
+  const held = await stored(page, "snowdrift", node);
+  assert.ok(held.local >= tab.newest && tab.reserved === held.local, `localStorage holds ${held.local}, the newest ID has ${tab.newest}`);
 
-  // A worker has no synchronous storage: the same burst throws, and goes on after `ready`.
   const worker = await page.evaluate(async () => {
     const { worker: w, ask } = await startWorker();
     const out = { opened: await ask({ open: { name: "w", reserveMs: 2 } }) };
     out.burst = (await ask({ batch: 1 << 20 })).error;
     out.ready = (await ask({ ready: true })).ready;
-    const after = await ask({ batch: 10 });
+    const after = await ask({ batch: 1 << 20 });
     out.after = after.error ?? after.ids.length;
+    out.newest = after.ids?.at(-1);
     w.terminate();
     return out;
   });
-  assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation .* before it could be renewed; await gen.ready, then call again$/);
+  assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await gen.ready, then call again$/);
   assert.equal(worker.ready, true);
-  assert.equal(worker.after, 10, "after the renewal the worker's generator goes on");
+  assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
+  const newestMs = await page.evaluate((id) => sd.decode(id).timestampMs, worker.newest);
+  const rec = await stored(page, "w", worker.opened.node);
+  assert.ok(rec.until >= newestMs && rec.window === false, `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`);
   noErrors(page);
   await context.close();
 });
@@ -241,9 +235,9 @@ test("bad options are a TypeError or RangeError naming the value and the allowed
   assert.deepEqual(errors, [
     "RangeError: node 5000 is outside the allowed range 0..=1023",
     'TypeError: node must be a number, got string "3"',
-    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage)',
+    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage, persist)',
     "RangeError: reserveMs 0 is outside the allowed range 1..=86400000",
-    'RangeError: storage "cookies" is not one of "auto", "indexeddb", "localstorage"',
+    'RangeError: storage "cookies" is not one of "auto", "indexeddb"',
     "RangeError: invalid layout: the fields take 65 bits (max 64)",
   ]);
   noErrors(page);
@@ -286,4 +280,357 @@ test("collisionOdds is the birthday bound over the layout's node ids, and the ta
   });
   noErrors(page);
   await context.close();
+});
+
+// ---- Reservations under attack: whoever takes a node id next starts above every ID ----
+// Each test below reproduces a way an earlier version issued an ID twice or failed
+// silently. The plain page's clock is moved through `window.clockOffset` (plain/index.html)
+// and a worker's through an { offset } message (plain/worker.js).
+
+/** What the origin's storage holds for (name, node): `{ until, window, local }`, the
+ * IndexedDB record's reservation (null: none) and mark of a window's node id, and the
+ * localStorage reservation windows write (null: none). */
+const stored = (page, name, node) => page.evaluate(async ([n, k]) => {
+  const local = JSON.parse(localStorage.getItem(`snowdrift:${n}:${k}`) ?? "null")?.until ?? null;
+  // Opening a database that is not there would make an empty one: look first.
+  if (!(await indexedDB.databases()).some((d) => d.name === "snowdrift")) return { until: null, window: false, local };
+  return new Promise((ok, fail) => {
+    const r = indexedDB.open("snowdrift");
+    r.onerror = () => fail(r.error);
+    r.onsuccess = () => {
+      const get = r.result.transaction("nodes").objectStore("nodes").get([n, k]);
+      get.onsuccess = () => {
+        ok({ until: get.result?.until ?? null, window: get.result?.window === true, local });
+        r.result.close();
+      };
+      get.onerror = () => fail(get.error);
+    };
+  });
+}, [name, node]);
+
+/** The reservation a window taking the node id next reads (the larger of the two). */
+const storedUntil = async (page, name, node) => {
+  const r = await stored(page, name, node);
+  return r.until === null && r.local === null ? null : Math.max(r.until ?? 0, r.local ?? 0);
+};
+
+/** In a new tab of `context`, a worker takes `node` with its clock `offset` ms off and
+ * makes `n` IDs; returns them as bigints (or throws the worker's error). */
+async function workerTakes(context, options, offset, n = 2000) {
+  const tab = await openPage(context, url);
+  const out = await tab.evaluate(async ([o, off, k]) => {
+    const { worker, ask } = await startWorker();
+    await ask({ offset: off });
+    const opened = await ask({ open: o });
+    const got = opened.error ? opened : await ask({ batch: k });
+    worker.terminate();
+    return { node: opened.node, ...got };
+  }, [options, offset, n]);
+  await tab.close();
+  if (out.error) return out.error;
+  return out.ids.map(BigInt);
+}
+
+/** In a new tab of `context` with its clock `offset` ms off, a window takes `node`, makes
+ * `n` IDs and, with `close`, closes its generator; returns the IDs as bigints. */
+async function windowTakes(context, node, offset, { n = 2000, close = false } = {}) {
+  const tab = await openPage(context, url);
+  const ids = await tab.evaluate(async ([k, off, count, shut]) => {
+    clockOffset = off;
+    const g = await sd.openSnowdrift({ node: k });
+    const out = Array.from(g.nextBatch(count), String);
+    if (shut) await g.close();
+    return out;
+  }, [node, offset, n, close]);
+  await tab.close();
+  return ids.map(BigInt);
+}
+
+const WINDOWS_ONLY = /^Error: node \d+ \(name "snowdrift"\) was last held by a window, which keeps its newest reservation in localStorage, where workers cannot read it: open it in a window \(close\(\) there hands it back to workers\), or give this worker another node id$/;
+
+/** Runs `body(page)` in a fresh context's plain page; closes the context whatever happens. */
+async function withPage(body) {
+  const context = await browser.newContext();
+  try {
+    const page = await openPage(context, url);
+    await body(page, context);
+  } finally {
+    await context.close();
+  }
+}
+
+/** In the page: for about `ms` of real time, a batch of `size` every `every` ms. Failures
+ * are collected (up to 5), not thrown. Returns { newest: decimal, newestMs, errors, count }. */
+const issueFor = (page, ms, size = 500, every = 20) => page.evaluate(async ([ms, size, every]) => {
+  let newest = 0n;
+  let count = 0;
+  const errors = [];
+  const end = performance.now() + ms;
+  for (let i = 0; i < 10_000 && performance.now() < end; i++) {
+    try {
+      const ids = gen.nextBatch(size);
+      newest = ids[ids.length - 1];
+      count += ids.length;
+    } catch (e) {
+      if (errors.length < 5) errors.push(e.message);
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+  return { newest: String(newest), newestMs: newest ? gen.decode(newest).timestampMs : 0, errors, count };
+}, [ms, size, every]);
+
+test("bursts in a tab, then the tab closes: a worker is refused its node id until a window hands it back; every later holder, clock 2.5 s back, repeats none", { timeout: 120_000 }, async () => {
+  await withPage(async (page, context) => {
+    await open(page, { node: 5, reserveMs: 100 });
+    const got = await page.evaluate(() => {
+      // 60 ms of ticks (past half the 100 ms reservation), then 150 ms (past its end):
+      // a window renews in localStorage at once, so neither call throws.
+      gen.nextBatch(60 * 4096);
+      const ids = gen.nextBatch(150 * 4096);
+      const newest = ids[ids.length - 1];
+      return { newest: String(newest), newestMs: gen.decode(newest).timestampMs };
+    });
+    const held = await stored(page, "snowdrift", 5);
+    assert.ok(held.local >= got.newestMs, `localStorage holds ${held.local}, the newest ID's time is ${got.newestMs}`);
+    assert.equal(held.window, true, "IndexedDB marks node 5 as a window's");
+    await page.close(); // the tab goes away without close(): the browser releases its lock
+    assert.match(await workerTakes(context, { node: 5 }, -2500), WINDOWS_ONLY);
+    const byWindow = await windowTakes(context, 5, -2500, { close: true });
+    assert.ok(min(byWindow) > BigInt(got.newest), `the next window issued ${min(byWindow)}, not above ${got.newest}`);
+    const byWorker = await workerTakes(context, { node: 5 }, -2500);
+    assert.ok(Array.isArray(byWorker), `after close() a worker takes node 5: ${byWorker}`);
+    assert.ok(min(byWorker) > max(byWindow), "the worker goes on above both windows");
+  });
+});
+
+test("IndexedDB writes failing in a tab: it goes on under localStorage, its node id stays a window's (close() cannot hand it back), and nothing repeats", { timeout: 120_000 }, async () => {
+  await withPage(async (page, context) => {
+    await open(page, { node: 6, reserveMs: 100 });
+    await page.evaluate(() => {
+      IDBObjectStore.prototype.put = function put() {
+        throw new DOMException("the quota has been exceeded", "QuotaExceededError");
+      };
+    });
+    const got = await issueFor(page, 1000);
+    assert.deepEqual(got.errors, []);
+    await page.evaluate(() => gen.close());
+    assert.equal((await stored(page, "snowdrift", 6)).window, true, "still marked as a window's");
+    await page.close();
+    assert.match(await workerTakes(context, { node: 6 }, -2500), WINDOWS_ONLY);
+    const opened = await (async () => {
+      const tab = await openPage(context, url);
+      const n = await tab.evaluate(() => startWorker().then(async ({ worker, ask }) => {
+        const o = await ask({ open: { maxNodes: 4 } });
+        worker.terminate();
+        return o.node;
+      }));
+      await tab.close();
+      return n;
+    })();
+    assert.notEqual(opened, 6, "a worker choosing its own node id skips node 6");
+    const byWindow = await windowTakes(context, 6, -2500);
+    assert.ok(min(byWindow) > BigInt(got.newest), `the next window issued ${min(byWindow)}, not above ${got.newest}`);
+  });
+});
+
+test("a worker renews ahead of the clock: after a pause longer than its reservation, the next call issues at once", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const out = await page.evaluate(async () => {
+      const { worker, ask } = await startWorker();
+      const opened = await ask({ open: { reserveMs: 200 } });
+      const first = await ask({ batch: 10 });
+      await new Promise((r) => setTimeout(r, 1000));
+      const later = await ask({ batch: 10 });
+      worker.terminate();
+      return { opened, first, later };
+    });
+    assert.equal(out.later.error, undefined, out.later.error);
+    assert.ok(BigInt(out.later.ids[0]) > BigInt(out.first.ids[9]));
+    const rec = await stored(page, "snowdrift", out.opened.node);
+    assert.ok(rec.until >= Date.now() - 1000, "IndexedDB kept up with the clock");
+  });
+});
+
+test("an odd reserveMs (1001) is renewed as IDs approach its end; a reload with the clock 1.5 s back repeats nothing", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const { node } = await open(page, { reserveMs: 1001 });
+    const got = await issueFor(page, 2500);
+    assert.deepEqual(got.errors, []);
+    await page.evaluate(() => gen.ready);
+    const stored = await storedUntil(page, "snowdrift", node);
+    assert.ok(Number.isSafeInteger(stored) && stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
+    await reload(page);
+    await page.evaluate(() => { clockOffset = -1500; });
+    await open(page, { node });
+    const after = await batch(page, 2000);
+    assert.ok(min(after) > BigInt(got.newest), `after the reload ${min(after)} is not above ${got.newest}`);
+  });
+});
+
+test("a clock before the layout's epoch when the generator opens, corrected while it runs: IDs after the correction are reserved", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    await page.evaluate(() => { clockOffset = -3 * 365 * 86_400_000; }); // 2023: before BROWSER_LAYOUT's 2024 epoch
+    const { node } = await page.evaluate(async () => {
+      window.gen = await sd.openSnowdrift({ layout: sd.BROWSER_LAYOUT, reserveMs: 200 });
+      clockOffset = 0;
+      return { node: gen.node };
+    });
+    const got = await issueFor(page, 1000, 50);
+    assert.ok(got.count > 0, `no IDs after the correction: ${got.errors.join("; ")}`);
+    await page.evaluate(() => gen.ready);
+    const stored = await storedUntil(page, "snowdrift", node);
+    assert.ok(stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
+    await reload(page);
+    await page.evaluate(() => { clockOffset = -1500; });
+    const after = await page.evaluate(async (n) => {
+      const g = await sd.openSnowdrift({ layout: sd.BROWSER_LAYOUT, node: n });
+      return Array.from(g.nextBatch(500), String);
+    }, node);
+    assert.ok(min(after.map(BigInt)) > BigInt(got.newest), "after the reload, above the IDs issued before");
+  });
+});
+
+test("Date.now with fractions of a millisecond: reservations are whole milliseconds, renewed, and a reopened generator goes on above", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const { node } = await page.evaluate(async () => {
+      clockOffset = 0.37; // as pages that patch Date.now with performance.now() see it
+      window.gen = await sd.openSnowdrift({ reserveMs: 200 });
+      return { node: gen.node };
+    });
+    const got = await issueFor(page, 1000);
+    assert.deepEqual(got.errors, []);
+    await page.evaluate(() => gen.ready);
+    const stored = await storedUntil(page, "snowdrift", node);
+    assert.ok(Number.isSafeInteger(stored), `stored ${stored}`);
+    assert.ok(stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
+    await reload(page);
+    await page.evaluate(() => { clockOffset = 0.37 - 1500; });
+    await open(page, { node });
+    const after = await batch(page, 1000);
+    assert.ok(min(after) > BigInt(got.newest));
+  });
+});
+
+test("a clock past the layout's end: a clear error naming the end, nothing stored, and the next visit with the right clock works", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const error = await page.evaluate(async () => {
+      clockOffset = Date.UTC(2100, 0, 1) - Date.now();
+      return sd.openSnowdrift({ node: 9 }).then(() => "opened", (e) => `${e.name}: ${e.message}`);
+    });
+    assert.match(error, /^RangeError: the clock reads 2100-01-01T.*, past the end of the layout's time \(2093-.*\): no ID can be made; set the clock right$/);
+    assert.equal(await storedUntil(page, "snowdrift", 9), null, "nothing was reserved");
+    await reload(page);
+    await open(page, { node: 9 });
+    assert.equal((await nextIds(page, 10)).length, 10);
+  });
+});
+
+test("stored reservations that are not valid times are reported with what to do, and never make a name unusable", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    // A reservation past the layout's end, a fraction, and a non-number, as older versions
+    // or other code could have left them.
+    const out = await page.evaluate(async () => {
+      const g = await sd.openSnowdrift({ node: 1 });
+      await g.close();
+      const put = (node, until) => new Promise((ok, fail) => {
+        const r = indexedDB.open("snowdrift");
+        r.onsuccess = () => {
+          const tx = r.result.transaction("nodes", "readwrite");
+          tx.objectStore("nodes").put({ node, until }, ["snowdrift", node]);
+          tx.oncomplete = () => { r.result.close(); ok(); };
+          tx.onerror = () => fail(tx.error);
+        };
+      });
+      const late = Date.UTC(2100, 0, 1);
+      await put(1, late);
+      await put(2, Date.now() + 0.5);
+      await put(3, "soon");
+      const fail = (o) => sd.openSnowdrift(o).then(async (x) => { const id = x.next(); await x.close(); return `opened ${x.node} ${id}`; }, (e) => `${e.name}: ${e.message}`);
+      return {
+        late: await fail({ node: 1 }),
+        fraction: await fail({ node: 2 }),
+        junk: await fail({ node: 3 }),
+        random: await fail({ maxNodes: 4 }),
+      };
+    });
+    assert.match(out.late, /^Error: the stored reservation of node 1 \(name "snowdrift"\) is 2100-01-01T00:00:00.000Z, at or past the end of the layout's time \(2093-.*\): this node id may have issued the layout's last IDs and cannot issue more; use another node id/);
+    assert.match(out.fraction, /^opened 2 \d+$/, "a fraction is rounded up, not refused");
+    assert.match(out.junk, /^Error: the stored reservation of node 3 \(name "snowdrift"\) is "soon", not a time in milliseconds: .*use another node id/);
+    assert.match(out.random, /^opened (?!1 |3 )\d+ \d+$/, "a random node id skips the records it cannot trust");
+  });
+});
+
+test("after a visit with the clock an hour ahead: with maxAheadMs the next visit is refused, naming the reserved time and when issuing resumes; without it IDs go on ahead", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    await page.evaluate(() => { clockOffset = 3_600_000; });
+    const { node } = await open(page);
+    const ahead = await nextIds(page, 100);
+    await page.evaluate(() => gen.close());
+    await reload(page);
+    const refused = await page.evaluate((n) => sd.openSnowdrift({ node: n, maxAheadMs: 1000 }).then(() => "opened", (e) => `${e.name}: ${e.message}`), node);
+    assert.match(refused, /^Error: node \d+ \(name "snowdrift"\) has IDs reserved up to \d{4}-.*Z, 3,60\d s ahead of the clock \(maxAheadMs 1000\): it can issue again from \d{4}-.*Z, or use another node id$/);
+    await open(page, { node });
+    const later = await nextIds(page, 100);
+    assert.ok(min(later) > max(ahead), "IDs go on above the reservation");
+    const lead = await page.evaluate((id) => gen.decode(id).timestampMs - Date.now(), String(min(later)));
+    assert.ok(lead > 3_500_000, "the first IDs are an hour ahead of the clock");
+  });
+});
+
+test("after storage loss, a node id from the app with its high-water mark goes on above it, even with the clock back; persistent storage is asked for and reported", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const first = await page.evaluate(async () => {
+      window.gen = await sd.openSnowdrift({ node: 40 });
+      const ids = gen.nextBatch(1000);
+      await gen.close();
+      return String(ids[ids.length - 1]);
+    });
+    // Site data cleared: the server still has the newest ID it received from node 40.
+    const out = await page.evaluate(async (newest) => {
+      await new Promise((ok) => { const r = indexedDB.deleteDatabase("snowdrift"); r.onsuccess = r.onerror = ok; });
+      localStorage.clear();
+      clockOffset = -60_000;
+      const g = await sd.openSnowdrift({ node: async () => ({ node: 40, notBefore: newest }) });
+      const ids = Array.from(g.nextBatch(1000), String);
+      return { node: g.node, ids, persisted: await g.persisted };
+    }, first);
+    assert.equal(out.node, 40);
+    assert.ok(min(out.ids.map(BigInt)) > BigInt(first), "above the server's high-water mark");
+    assert.equal(typeof out.persisted, "boolean");
+  });
+});
+
+test("IndexedDB upgraded by a newer version: this version lets go of its connection, a worker stops at its reservation saying why, a window goes on in localStorage, and opening reports the version instead of splitting storage", { timeout: 120_000 }, async () => {
+  await withPage(async (page) => {
+    const out = await page.evaluate(async () => {
+      window.gen = await sd.openSnowdrift({ reserveMs: 100 });
+      const { worker, ask } = await startWorker();
+      await ask({ open: { reserveMs: 100 } });
+      // A newer page version opens the database at version 2: not blocked by these two.
+      const upgraded = await new Promise((ok) => {
+        const r = indexedDB.open("snowdrift", 2);
+        r.onupgradeneeded = () => {};
+        r.onsuccess = () => { r.result.close(); ok("upgraded"); };
+        r.onblocked = () => ok("blocked");
+        r.onerror = () => ok(`error ${r.error}`);
+      });
+      let stopped = "issued on";
+      for (let i = 0; i < 200; i++) {
+        const got = await ask({ batch: 4096 });
+        if (got.error) { stopped = got.error; break; }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      worker.terminate();
+      const windowIds = gen.nextBatch(200 * 4096).length;
+      const reopened = await Promise.race([
+        sd.openSnowdrift({ name: "other" }).then((g) => g.storage, (e) => e.message),
+        new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000)),
+      ]);
+      return { upgraded, stopped, windowIds, reopened };
+    });
+    assert.equal(out.upgraded, "upgraded");
+    assert.match(out.stopped, /^Error: IDs reached the end of the reservation stored in IndexedDB .*: it could not be renewed \(Error: IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on\)/);
+    assert.equal(out.windowIds, 200 * 4096);
+    assert.equal(out.reopened, 'IndexedDB database "snowdrift" is at version 2, made by a newer version of snowdrift than this page\'s (1); reload the page to get the newer version');
+  });
 });
