@@ -125,6 +125,26 @@ test("a tab and a worker of one origin never issue the same ID", { timeout: 120_
   await context.close();
 });
 
+test("a tab and a shared worker of one origin never issue the same ID", { timeout: 120_000 }, async () => {
+  const { context, pages: [page] } = await pages();
+  const tabNode = (await open(page)).node;
+  const result = await page.evaluate(async () => {
+    const { worker, ask } = await startSharedWorker();
+    const opened = await ask({ open: {} });
+    const ids = Array.from(gen.nextBatch(2000), String);
+    const w = await ask({ batch: 2000 });
+    worker.terminate();
+    return { opened, ids: w.error ? [] : [...ids, ...w.ids], error: w.error };
+  });
+  assert.equal(result.error, undefined, result.error);
+  assert.equal(result.opened.storage, "indexeddb");
+  assert.notEqual(result.opened.node, tabNode, "the shared worker holds its own node id");
+  assert.equal(result.ids.length, 4000);
+  assertNoDuplicates(result.ids.map(BigInt), "tab and shared worker");
+  noErrors(page);
+  await context.close();
+});
+
 test("a closed tab's node id is reused by the next one, and maxNodes bounds how many a device holds", { timeout: 120_000 }, async () => {
   const { context, pages: [a, b, c] } = await pages(3);
   const na = (await open(a, { maxNodes: 2 })).node;
@@ -574,6 +594,14 @@ test("after a visit with the clock an hour ahead: with maxAheadMs the next visit
     assert.ok(min(later) > max(ahead), "IDs go on above the reservation");
     const lead = await page.evaluate((id) => gen.decode(id).timestampMs - Date.now(), String(min(later)));
     assert.ok(lead > 3_500_000, "the first IDs are an hour ahead of the clock");
+    // While running, a clock set back further than maxAheadMs is an error, not a lead.
+    const running = await page.evaluate(async () => {
+      const g = await sd.openSnowdrift({ name: "running", maxAheadMs: 1000 });
+      g.next();
+      clockOffset = -5000;
+      try { return `issued ${g.next()}`; } catch (e) { return e.message; } finally { clockOffset = 0; }
+    });
+    assert.match(running, /ahead of the clock \(limit 1000 ms\)/);
   });
 });
 

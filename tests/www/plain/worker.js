@@ -1,35 +1,45 @@
-// A module worker with its own snowdrift/browser generator (workers have no import maps:
-// the package file is imported by its path). Its Date.now reads `self.clockOffset` ms
-// ahead (negative: behind), set by a message; the package is imported after that wrapper
-// is in place, since the package takes Date.now once when it loads. It posts
-// { loaded: true } once the package has loaded (messages that arrive during a module's
-// top-level await would be lost).
+// A module worker (dedicated or shared) with its own snowdrift/browser generator (workers
+// have no import maps: the package file is imported by its path). Its Date.now reads
+// `self.clockOffset` ms ahead (negative: behind), set by a message; the package is
+// imported after that wrapper is in place, since the package takes Date.now once when it
+// loads. Each port gets { loaded: true } once the package has loaded (messages that
+// arrive during a module's top-level await would be lost, so the handlers are set first).
 // Messages: { offset: ms } moves the clock; { open: options } answers { node, storage };
 // { batch: n } answers { ids: [decimal strings] }; { ready: true } answers once no
 // reservation write is pending; a failure answers { error }.
 const realNow = Date.now;
 self.clockOffset = 0;
 Date.now = () => realNow.call(Date) + self.clockOffset;
-const { openSnowdrift } = await import("/pkg/offline.js");
+const loading = import("/pkg/offline.js");
 
 let gen;
-self.onmessage = async ({ data }) => {
-  try {
-    if (data.offset !== undefined) {
-      self.clockOffset = data.offset;
-      self.postMessage({ offset: data.offset });
-    } else if (data.open) {
-      gen = await openSnowdrift(data.open);
-      self.postMessage({ node: gen.node, storage: gen.storage });
-    } else if (data.batch) {
-      self.postMessage({ ids: Array.from(gen.nextBatch(data.batch), String) });
-    } else if (data.ready) {
-      await gen.ready;
-      self.postMessage({ ready: true });
+/** Answers the messages of one port (a dedicated worker answers on `self`). */
+function serve(port) {
+  const post = (m) => port.postMessage(m);
+  port.onmessage = async ({ data }) => {
+    try {
+      if (data.offset !== undefined) {
+        self.clockOffset = data.offset;
+        post({ offset: data.offset });
+      } else if (data.open) {
+        gen = await (await loading).openSnowdrift(data.open);
+        post({ node: gen.node, storage: gen.storage });
+      } else if (data.batch) {
+        post({ ids: Array.from(gen.nextBatch(data.batch), String) });
+      } else if (data.ready) {
+        await gen.ready;
+        post({ ready: true });
+      }
+    } catch (e) {
+      post({ error: `${e.name}: ${e.message}` });
     }
-  } catch (e) {
-    self.postMessage({ error: `${e.name}: ${e.message}` });
-  }
-};
+  };
+  loading.then(() => post({ loaded: true }), (e) => post({ error: `cannot load the package: ${e}` }));
+}
 
-self.postMessage({ loaded: true });
+// The same script runs as a shared worker (new SharedWorker): one port per page.
+if (typeof SharedWorkerGlobalScope !== "undefined" && self instanceof SharedWorkerGlobalScope) {
+  self.onconnect = ({ ports }) => serve(ports[0]);
+} else {
+  serve(self);
+}
