@@ -3,7 +3,7 @@
 import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt } from "snowdrift";
 import type { Parts, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
-import type { BrowserSnowdrift, OpenOptions } from "snowdrift/browser";
+import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
 import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
 
@@ -40,7 +40,11 @@ async function persistent(): Promise<[bigint, number, string]> {
   const next: bigint = g.next();
   const where: "indexeddb" | "localstorage" = g.storage;
   await g.ready;
+  const kept: boolean = await g.persisted;
   await g.close();
+  // After storage loss: the node id with the newest ID the server has from it.
+  const grant: NodeGrant = { node: 17, notBefore: "383822283821842432" };
+  await openSnowdrift({ node: async () => grant, persist: kept, maxAheadMs: 1000, storage: "indexeddb" });
   return [next, g.node, where];
 }
 const odds: number = collisionOdds(100, "instagram");
@@ -62,6 +66,10 @@ const fromBrowser: Parts = decodeBrowser(id);
 openSnowdrift({ node: "3" });
 // @ts-expect-error IDs are bigints, never numbers
 decode(5);
+// @ts-expect-error a high-water mark is an ID (bigint or decimal string), not a number
+openSnowdrift({ node: () => ({ node: 3, notBefore: 5 }) });
+// @ts-expect-error localStorage alone is never chosen over a working IndexedDB
+openSnowdrift({ storage: "localstorage" });
 // @ts-expect-error unknown layouts are not layouts
 new Snowdrift({ layout: "snowflake" });
 // @ts-expect-error next() returns a bigint
