@@ -3,34 +3,42 @@
 -- KEYS: {space}:meta (hash), {space}:ends (sorted set), {space}:token (hash),
 --       {space}:holder (hash); one hash tag, so the script runs on Redis Cluster.
 -- ARGV: space name, capacity (node ids), ttl ms, skew ms, token (unique per lease),
---       holder (a description for operators: host, pid).
+--       holder (a description for operators: host, pid), layout (the client's layout as
+--       text: every field that decides where an ID's bits go).
 -- Returns {node, not_before, until, now}: the node id; the ID time (Unix ms) the holder
 -- must never issue at or before; the lease end, which is also the fence (the holder
 -- issues only IDs timed before it); Redis's clock. Errors start with a code word:
 -- LEASED (none free), CONFIG (the space is leased with other settings).
 --
 -- Every time is Redis's clock (TIME). A node's score in `ends` is the fence of its
--- newest lease: the next holder of that id issues only after it. A space whose meta
--- hash is missing is new, or Redis lost its data; then every lease granted in the first
--- ttl + skew ms is fenced after that window, beyond anything a holder of the lost data
--- could still issue (its fence was at most its last renewal + ttl).
+-- newest lease: the next holder of that id issues only after it, and never at or before
+-- Redis's clock at the grant. The space's records belong to the Redis process that wrote
+-- them (`run`, its run_id): a space whose meta hash is missing, written by another process
+-- (a restart, possibly from an older snapshot; a failover to a replica), or missing its
+-- fences may have lost acknowledged grants and renewals. It starts over: every record is
+-- dropped (so its holders' renewals are LOST and they stop), and every lease granted in
+-- its first ttl + skew ms is fenced after that window, beyond anything a holder of the
+-- lost data could still issue (its fence was at most its last renewal + ttl).
 local meta, ends, tokens, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local space, token, holder = ARGV[1], ARGV[5], ARGV[6]
+local space, token, holder, layout = ARGV[1], ARGV[5], ARGV[6], ARGV[7]
 local capacity, ttl, skew = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 
-local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next')
+local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next', 'layout', 'run')
 local created, nxt
-if not m[1] then
+if not m[1] or m[7] ~= run or ((tonumber(m[5]) or 0) > 0 and redis.call('EXISTS', ends) == 0) then
+  redis.call('DEL', meta, ends, tokens, holders)
   created, nxt = now, 0
-  redis.call('HSET', meta, 'capacity', capacity, 'ttl', ttl, 'skew', skew, 'created', now, 'next', 0)
+  redis.call('HSET', meta, 'capacity', capacity, 'ttl', ttl, 'skew', skew, 'created', now, 'next', 0,
+    'layout', layout, 'run', run)
 else
-  if tonumber(m[1]) ~= capacity or tonumber(m[2]) ~= ttl or tonumber(m[3]) ~= skew then
+  if tonumber(m[1]) ~= capacity or tonumber(m[2]) ~= ttl or tonumber(m[3]) ~= skew or m[6] ~= layout then
     return redis.error_reply(string.format(
-      "CONFIG space '%s' leases %d node ids for %d ms (skew %d ms); this client asked for %d node ids for %d ms (skew %d ms)",
-      space, tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), capacity, ttl, skew))
+      "CONFIG space '%s' leases %d node ids of layout \"%s\" for %d ms (skew %d ms); this client asked for %d node ids of layout \"%s\" for %d ms (skew %d ms)",
+      space, tonumber(m[1]), m[6], tonumber(m[2]), tonumber(m[3]), capacity, layout, ttl, skew))
   end
   created, nxt = tonumber(m[4]), tonumber(m[5])
 end
@@ -49,6 +57,9 @@ else
   node, not_before = tonumber(oldest[1]), tonumber(oldest[2]) - 1
 end
 
+-- Never below Redis's clock: a holder whose host clock is behind still starts after
+-- every ID a lost lease of this id could have issued before now.
+not_before = math.max(not_before, now)
 local guard = created + ttl + skew
 if now < guard and not_before < guard then
   not_before = guard

@@ -190,15 +190,7 @@ pub(crate) struct Pending {
 
 impl Pending {
     pub fn acquire_call<C>(space: &Space<C>, token: &str) -> Call {
-        Call::acquire(
-            space.keys(),
-            &space.name,
-            space.capacity(),
-            space.ttl_ms,
-            space.skew_ms,
-            token,
-            &space.holder_description(),
-        )
+        Call::acquire(space, token)
     }
 
     pub fn new(keys: [String; 4], token: String, grant: Grant, sent: Instant) -> Pending {

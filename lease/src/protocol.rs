@@ -1,6 +1,7 @@
 //! The protocol's scripts (`lua/`, shared with the other clients) and their calls.
 
 use crate::error::Error;
+use crate::space::Space;
 use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
 
@@ -31,27 +32,21 @@ pub(crate) struct Grant {
 }
 
 impl Call {
-    pub fn acquire(
-        keys: [String; 4],
-        space: &str,
-        capacity: u64,
-        ttl: u64,
-        skew: u64,
-        token: &str,
-        holder: &str,
-    ) -> Call {
+    /// `acquire.lua` for `space`, with the lease's `token`.
+    pub fn acquire<C>(space: &Space<C>, token: &str) -> Call {
         let args = vec![
-            space.to_string(),
-            capacity.to_string(),
-            ttl.to_string(),
-            skew.to_string(),
+            space.name.clone(),
+            space.capacity().to_string(),
+            space.ttl_ms.to_string(),
+            space.skew_ms.to_string(),
             token.to_string(),
-            holder.to_string(),
+            space.holder_description(),
+            space.layout_text(),
         ];
         Call {
             script: &ACQUIRE,
             source: ACQUIRE_SRC,
-            keys,
+            keys: space.keys(),
             args,
         }
     }

@@ -1,7 +1,7 @@
 //! A space of node ids and the settings of the leases taken from it.
 
 use crate::error::Error;
-use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Policy};
+use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Order, Policy};
 
 /// The shortest and longest TTL a space accepts, in milliseconds.
 pub const TTL_RANGE_MS: core::ops::RangeInclusive<u64> = 100..=86_400_000;
@@ -12,7 +12,8 @@ pub const MAX_NODE_BITS: u32 = 32;
 /// A named set of node ids (`2^node bits` of the layout; datacenter and worker bits
 /// together for split layouts) and how leases on it behave.
 ///
-/// Every client of one space must use the same layout width, `ttl_ms` and `skew_ms`
+/// Every client of one space must use the same layout (every field that decides where
+/// an ID's bits go: see [`layout_text`](Space::layout_text)), `ttl_ms` and `skew_ms`
 /// (Redis refuses others with [`Error::Config`]); the other settings are per process.
 ///
 /// ```
@@ -115,6 +116,38 @@ impl<C> Space<C> {
     /// The layout of the IDs.
     pub fn layout(&self) -> Layout {
         self.layout
+    }
+
+    /// The layout as the space records it, the same text from every client (Rust and
+    /// Node): two layouts that place an ID's bits differently never share a space, since
+    /// their holders' IDs would not compare by time. A datacenter + worker split is not
+    /// part of it (the node id's bits are the same).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// use snowdrift_lease::Space;
+    /// assert_eq!(
+    ///     Space::new("ids:orders", Layout::TWITTER).layout_text(),
+    ///     "time 41 bits of 1 ms from 1288834974657, node 10 bits, sequence 12 bits, node above sequence"
+    /// );
+    /// ```
+    pub fn layout_text(&self) -> String {
+        let l = &self.layout;
+        // With an empty node or sequence field the two orders place the bits alike.
+        let order = match l.order() {
+            Order::SequenceThenNode if l.node_bits() > 0 && l.sequence_bits() > 0 => {
+                "sequence above node"
+            }
+            _ => "node above sequence",
+        };
+        format!(
+            "time {} bits of {} ms from {}, node {} bits, sequence {} bits, {order}",
+            l.time_bits(),
+            l.unit_ms(),
+            l.epoch_ms(),
+            l.node_bits(),
+            l.sequence_bits()
+        )
     }
 
     /// How many node ids the space has: `2^node bits` of the layout.

@@ -198,7 +198,7 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
     let message = old.check().unwrap_err().to_string();
     assert_eq!(
         message,
-        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, or Redis lost its data)"
+        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, or Redis lost or may have lost its records: a restart, a failover, an eviction)"
     );
     let new = Lease::acquire(&server.client(), &space).expect("acquire after the loss");
     assert_eq!(new.node(), 0);
@@ -230,10 +230,34 @@ fn a_space_has_one_setting() {
         .skew_ms(100);
     let err = Lease::acquire(&client, &other).unwrap_err();
     assert!(matches!(err, Error::Config { .. }));
+    let ours = space.layout_text();
     assert_eq!(
         err.to_string(),
-        "space 'test:config' leases 4 node ids for 1000 ms (skew 100 ms); \
-         this client asked for 4 node ids for 2000 ms (skew 100 ms)"
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 4 node ids of layout \"{ours}\" for 2000 ms (skew 100 ms)"
+        )
+    );
+    // The same node width with another epoch: the holders' IDs would not compare by time.
+    let epoch = layout(2).epoch_ms() - 1_000;
+    let shifted = Layout::builder()
+        .time_bits(41)
+        .node_bits(2)
+        .sequence_bits(12)
+        .epoch_ms(epoch)
+        .build()
+        .expect("layout");
+    let other = Space::new("test:config", shifted)
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let err = Lease::acquire(&client, &other).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 4 node ids of layout \"time 41 bits of 1 ms from {epoch}, node 2 bits, \
+             sequence 12 bits, node above sequence\" for 1000 ms (skew 100 ms)"
+        )
     );
 }
 

@@ -106,7 +106,7 @@ for (const kind of KINDS) {
       for (const { node, fence } of fences) {
         const lease = await leaseNode(client, opts);
         assert.equal(lease.node, node, "the id whose lease ended longest ago comes first");
-        assert.equal(lease.notBefore, fence - 1);
+        assert.ok(lease.notBefore >= fence - 1, `notBefore ${lease.notBefore} is at or after the old fence ${fence} - 1`);
         const first = lease.generator().next();
         assert.ok(timeOf(first, l) > lease.notBefore, `first ID at ${timeOf(first, l)} after ${lease.notBefore}`);
       }
@@ -248,7 +248,7 @@ for (const kind of KINDS) {
       const lease = await leaseNode(client, { key, layout: layout(5), ttlMs: 1000, skewMs: 100 });
       await assert.rejects(leaseNode(client, { key, layout: layout(4), ttlMs: 2000, skewMs: 100 }), {
         name: "RangeError",
-        message: `space '${key}' leases 32 node ids for 1000 ms (skew 100 ms); this client asked for 16 node ids for 2000 ms (skew 100 ms)`,
+        message: `space '${key}' leases 32 node ids of layout "time 41 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence" for 1000 ms (skew 100 ms); this client asked for 16 node ids of layout "time 41 bits of 1 ms from 1704067200000, node 4 bits, sequence 12 bits, node above sequence" for 2000 ms (skew 100 ms)`,
       });
       assert.throws(() => lease.generator({ node: 1 }), { name: "RangeError", message: `option "node" is the lease's to set` });
       lease.generator();

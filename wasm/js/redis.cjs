@@ -37,17 +37,35 @@ function intOption(what, v, min, max, fallback) {
 }
 
 /** What a lease needs to know of a layout: its node bits, epoch and tick, read off IDs
- * the wasm composes (an ID with every node bit set, ID 0, the first ID of the next tick). */
+ * the wasm composes (an ID with every node bit set, ID 0, the first ID of the next tick),
+ * and `text`, the layout as the space records it: the same text the Rust crate's
+ * `Space::layout_text` gives, so Rust and Node clients of one layout share a space. */
 function layoutFacts(layout) {
   const now = Date.now();
   const top = maxIdAt(now, layout); // every node and sequence bit set
-  const nodes = decode(top, layout).node + 1;
-  const nodeBits = Math.round(Math.log2(nodes));
+  const parts = decode(top, layout);
+  const nodeBits = Math.round(Math.log2(parts.node + 1));
   if (nodeBits > MAX_NODE_BITS) {
     throw new RangeError(`the layout has ${nodeBits} node bits; leases cover at most ${MAX_NODE_BITS}`);
   }
+  const sequenceBits = Math.round(Math.log2(parts.sequence + 1));
   const tickMs = decode(top + 1n, layout).timestampMs - decode(top, layout).timestampMs;
-  return { capacity: 2 ** nodeBits, epochMs: decode(0n, layout).timestampMs, tickMs };
+  const epochMs = decode(0n, layout).timestampMs;
+  // The layout's width: the widest ID with every bit set that it decodes.
+  let width = 64;
+  for (; width > 0; width--) {
+    try {
+      decode((1n << BigInt(width)) - 1n, layout);
+      break;
+    } catch {
+      // wider than the layout
+    }
+  }
+  // ID 1 has the lowest bit set: the sequence's when the node is above it.
+  const order = nodeBits === 0 || sequenceBits === 0 || decode(1n, layout).sequence === 1
+    ? "node above sequence" : "sequence above node";
+  const text = `time ${width - nodeBits - sequenceBits} bits of ${tickMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
+  return { capacity: 2 ** nodeBits, epochMs, tickMs, text };
 }
 
 /** The four keys of a space: one hash tag, so one Redis Cluster slot. */
@@ -338,7 +356,7 @@ async function leaseNode(client, options) {
   const sentAt = performance.now();
   let reply;
   try {
-    reply = await run("acquire", keys, [space, facts.capacity, ttl, skew, token, holder]);
+    reply = await run("acquire", keys, [space, facts.capacity, ttl, skew, token, holder, facts.text]);
   } catch (e) {
     throw scriptError(e);
   }
