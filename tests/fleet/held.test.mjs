@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
 import { startServer, sleep } from "./redis-server.mjs";
+import { assertDisjoint, issueFor, leaseWhenFree, until } from "./holders.mjs";
 import { connect } from "./clients.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,38 +28,6 @@ before(async () => {
 after(async () => {
   await server?.stop();
 });
-
-/** Polls `f` every 10 ms until it returns a truthy value, at most `ms`. */
-async function until(what, f, ms) {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (performance.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(10);
-  }
-}
-
-/** Takes IDs from `gen` every 2 ms for `ms` (a refused call is skipped); returns them. */
-async function issueFor(gen, ms) {
-  const ids = [];
-  const end = performance.now() + ms;
-  for (let i = 0; i < 100_000 && performance.now() < end; i++) {
-    try {
-      ids.push(...gen.nextBatch(64));
-    } catch {
-      // past its fence
-    }
-    await sleep(2);
-  }
-  return ids;
-}
-
-function assertDisjoint(a, b, what) {
-  const seen = new Set(a);
-  const twice = b.filter((id) => seen.has(id));
-  assert.equal(twice.length, 0, `${what}: ${twice.length} IDs issued twice, e.g. ${twice[0]}`);
-}
 
 test("64 connections racing acquires on a 5-bit space: 32 distinct ids, 32 refusals", async () => {
   const conns = await Promise.all(Array.from({ length: 64 }, () => connect("redis", server.port)));
@@ -97,17 +66,14 @@ test("a holder stopped (SIGSTOP) past its TTL and resumed while the next holder 
     }, 5000);
     worker.kill("SIGSTOP");
     await sleep(100);
-    const next = await until("the stopped holder's id is free", () => leaseNode(client, opts).catch((e) => {
-      if (/are leased/.test(e.message)) return undefined;
-      throw e;
-    }), 3000);
+    const next = await leaseWhenFree(client, opts, 3000);
     worker.kill("SIGCONT"); // it wakes with a stale lease while the next holder issues
     const ours = await issueFor(next.generator({ onClockBackwards: "borrow" }), 1000);
     await next.release();
     await exited;
     const theirs = readFileSync(out, "utf8").split("\n").filter(Boolean).map(BigInt);
     assert.ok(ours.length > 1000 && theirs.length > 1000, `${ours.length} and ${theirs.length} IDs`);
-    assertDisjoint(theirs, ours, "the resumed holder and the next one");
+    assertDisjoint([theirs, ours], "the resumed holder and the next one");
   } finally {
     if (worker.exitCode === null) worker.kill("SIGKILL");
     close();
@@ -127,14 +93,11 @@ test("Redis paused (CLIENT PAUSE) past the lapse: the holder stops, the next hol
     await server.cli("CLIENT", "PAUSE", "900", "ALL");
     const during = await issueFor(genA, 900);
     assert.equal(a.state, "lapsed", "no renewal for ttl - skew: the holder stopped");
-    const b = await until("the id is leased again", () => leaseNode(other.client, opts).catch((e) => {
-      if (/are leased/.test(e.message)) return undefined;
-      throw e;
-    }), 3000);
+    const b = await leaseWhenFree(other.client, opts, 3000);
     assert.ok(b.notBefore >= a.until - 1, `the next holder starts after the old fence (${b.notBefore} >= ${a.until} - 1)`);
     const after = await issueFor(b.generator(), 300);
     assert.ok(after.length > 1000);
-    assertDisjoint([...before, ...during], after, "before and after the pause");
+    assertDisjoint([[...before, ...during], after], "before and after the pause");
     await b.release();
     await a.release();
   } finally {
@@ -164,13 +127,10 @@ test("renewal replies lost on the way back: the holder lapses by its own count, 
     assert.equal(a.state, "lapsed");
     const fence = Number((await server.cli("ZSCORE", `{${key}}:ends`, "0")));
     assert.ok(fence > a.until, "Redis moved the fence the holder never heard of");
-    const b = await until("the id is leased again", () => leaseNode(client, opts).catch((e) => {
-      if (/are leased/.test(e.message)) return undefined;
-      throw e;
-    }), 3000);
+    const b = await leaseWhenFree(client, opts, 3000);
     assert.ok(b.notBefore >= fence - 1);
     const idsB = await issueFor(b.generator(), 200);
-    assertDisjoint(idsA, idsB, "the holder whose replies were lost and the next one");
+    assertDisjoint([idsA, idsB], "the holder whose replies were lost and the next one");
     await b.release();
   } finally {
     close();
@@ -202,7 +162,7 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     const a = await leaseNode(client, opts);
     const idsA = await issueFor(a.generator({ onClockBackwards: "borrow" }), 200);
     await a.release();
-    const b = await until("released id", () => leaseNode(client, opts).catch(() => undefined), 2000);
+    const b = await leaseWhenFree(client, opts, 2000);
     const idsB = await issueFor(b.generator({ onClockBackwards: "borrow" }), 200);
     const tick = (id) => decode(id, l).timestampMs;
     const lastA = idsA.reduce((m, id) => (id > m ? id : m), 0n);
@@ -210,15 +170,15 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     // Not released: the next holder waits for the fence, and starts in a later tick.
     await b.release();
     const gone = await connect("redis", server.port);
-    const c = await until("released id", () => leaseNode(gone.client, opts).catch(() => undefined), 2000);
+    const c = await leaseWhenFree(gone.client, opts, 2000);
     const idsC = await issueFor(c.generator({ onClockBackwards: "borrow" }), 100);
     gone.close();
     await until("the unreleased lease lapses", () => c.state === "lapsed", 2000);
-    const d = await until("reclaimed", () => leaseNode(client, opts).catch(() => undefined), 3000);
+    const d = await leaseWhenFree(client, opts, 3000);
     const idsD = await issueFor(d.generator({ onClockBackwards: "borrow" }), 200);
     const lastC = idsC.reduce((m, id) => (id > m ? id : m), 0n);
     assert.ok(idsD.every((id) => tick(id) > tick(lastC)), "after a reclaim too");
-    assertDisjoint([...idsA, ...idsB, ...idsC], idsD, "four holders of one id");
+    assertDisjoint([idsA, idsB, idsC, idsD], "four holders of one id");
     await d.release();
   } finally {
     close();

@@ -10,6 +10,7 @@ import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
 import { startServer, startCluster, freePort, sleep } from "./redis-server.mjs";
 import { KINDS, connect, connectCluster } from "./clients.mjs";
+import { leaseWhenFree, until } from "./holders.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, "../../wasm/pkg/bin/snowdrift.cjs");
@@ -33,17 +34,6 @@ async function withClient(kind, f, port = server.port) {
     return await f(client);
   } finally {
     close();
-  }
-}
-
-/** Polls `f` every 10 ms until it returns a truthy value, at most `ms`. */
-async function until(what, f, ms) {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (performance.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(10);
   }
 }
 
@@ -127,10 +117,7 @@ for (const kind of KINDS) {
       await a.release();
       assert.throws(() => genA.next(), /fence/);
       const t0 = performance.now();
-      const b = await until("the released id is leased again", () => leaseNode(client, opts).catch((e) => {
-        if (/are leased/.test(e.message)) return undefined;
-        throw e;
-      }), 500);
+      const b = await leaseWhenFree(client, opts, 500);
       assert.ok(performance.now() - t0 < 500, "no waiting for the TTL");
       assert.equal(b.node, a.node);
       assert.ok(b.notBefore >= timeOf(last, l), `notBefore ${b.notBefore} covers the last ID at ${timeOf(last, l)}`);
@@ -310,7 +297,7 @@ test("a process that leases and does not release still exits on its own, releasi
   // Released at exit: its holder is gone, and the id is leased again at once.
   assert.equal(await server.cli("HGET", `{${key}}:holder`, "0"), "");
   await withClient("redis", async (client) => {
-    const lease = await until("the id is free", () => leaseNode(client, { key, layout: layout(0), ttlMs: 1500, skewMs: 100 }).catch(() => undefined), 500);
+    const lease = await leaseWhenFree(client, { key, layout: layout(0), ttlMs: 1500, skewMs: 100 }, 500);
     await lease.release();
   });
 });
@@ -333,7 +320,7 @@ test("SIGTERM releases the lease, then ends the process as SIGTERM does", async 
   assert.match(r.out, /leased 0/);
   await withClient("ioredis", async (client) => {
     const t0 = performance.now();
-    const lease = await until("the id is free", () => leaseNode(client, { key, layout: layout(0), ttlMs: 1500, skewMs: 100 }).catch(() => undefined), 500);
+    const lease = await leaseWhenFree(client, { key, layout: layout(0), ttlMs: 1500, skewMs: 100 }, 500);
     assert.equal(lease.node, 0);
     assert.ok(performance.now() - t0 < 500);
     await lease.release();

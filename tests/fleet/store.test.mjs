@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { leaseNode } from "snowdrift/redis";
 import { startServer, sleep } from "./redis-server.mjs";
 import { KINDS, connect } from "./clients.mjs";
+import { assertDisjoint } from "./holders.mjs";
 
 const layout = (nodeBits, epochMs = 1704067200000) => ({ timeBits: 41, nodeBits, sequenceBits: 12, epochMs });
 let spaces = 0;
@@ -65,24 +66,6 @@ async function issueWhile(gens, during, tailMs = 300) {
     await loop;
   }
   return ids;
-}
-
-/** Fails with the count and an example if any ID is in two of the lists. */
-function assertDisjoint(lists, what) {
-  const owner = new Map();
-  let dups = 0;
-  let example;
-  lists.forEach((ids, k) => {
-    for (const id of ids) {
-      const o = owner.get(id);
-      if (o !== undefined && o !== k) {
-        dups++;
-        example ??= id;
-      }
-      owner.set(id, k);
-    }
-  });
-  assert.equal(dups, 0, `${what}: ${dups} IDs issued by two holders, e.g. ${example}`);
 }
 
 for (const kind of KINDS) {

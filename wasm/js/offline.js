@@ -534,7 +534,14 @@ export class BrowserSnowdrift {
     if (this.#gen === CLOSED || !PAST_FENCE.test(e?.message)) throw e;
     const { facts, storage } = this.#s;
     this.#renew(Math.ceil(n / facts.perTick) * facts.unitMs);
-    if (storage.window && !this.#failure) return call();
+    if (storage.window && !this.#failure) {
+      try {
+        return call();
+      } catch (again) {
+        if (!PAST_FENCE.test(again?.message)) throw again;
+        // Still past it: the reservation cannot grow (the layout's end).
+      }
+    }
     const where = storage.window ? "localStorage" : "IndexedDB";
     throw new Error(this.#failure
       ? `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}): it could not be renewed (${this.#failure}); no ID is issued past what storage holds`

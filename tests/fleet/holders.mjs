@@ -1,0 +1,56 @@
+// Shared by the fleet tests: bounded waits for leases, IDs taken from generators, and the
+// check that two holders never issued the same ID.
+import assert from "node:assert/strict";
+import { leaseNode } from "snowdrift/redis";
+import { sleep } from "./redis-server.mjs";
+
+/** Polls `f` every 10 ms until it returns a truthy value, at most `ms`. */
+export async function until(what, f, ms) {
+  const end = performance.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (performance.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(10);
+  }
+}
+
+/** A lease of `opts` as soon as one of its ids is free (at most `ms`). */
+export const leaseWhenFree = (client, opts, ms) => until(`a free id of '${opts.key}'`, () => leaseNode(client, opts).catch((e) => {
+  if (/are leased/.test(e.message)) return undefined;
+  throw e;
+}), ms);
+
+/** Takes IDs from `gen` every 2 ms for `ms` (a refused call, e.g. past the fence, is
+ * skipped); returns them. */
+export async function issueFor(gen, ms) {
+  const ids = [];
+  const end = performance.now() + ms;
+  for (let i = 0; i < 100_000 && performance.now() < end; i++) {
+    try {
+      ids.push(...gen.nextBatch(64));
+    } catch {
+      // past its fence
+    }
+    await sleep(2);
+  }
+  return ids;
+}
+
+/** Fails with the count and an example if any ID is in two of the lists. */
+export function assertDisjoint(lists, what) {
+  const owner = new Map();
+  let dups = 0;
+  let example;
+  lists.forEach((ids, k) => {
+    for (const id of ids) {
+      const o = owner.get(id);
+      if (o !== undefined && o !== k) {
+        dups++;
+        example ??= id;
+      }
+      owner.set(id, k);
+    }
+  });
+  assert.equal(dups, 0, `${what}: ${dups} IDs issued by two holders, e.g. ${example}`);
+}
