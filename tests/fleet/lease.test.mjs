@@ -200,6 +200,26 @@ for (const kind of KINDS) {
   });
 }
 
+test("a lease whose generator was freed: release still hands the id on from its newest ID, and the freed generator answers with a clear error", () =>
+  withClient("redis", async (client) => {
+    const key = space("freed");
+    const l = layout(0);
+    const opts = { key, layout: l, ttlMs: 1000, skewMs: 100 };
+    await warm(opts);
+    const a = await leaseNode(client, opts);
+    const gen = a.generator({ onClockBackwards: "borrow" });
+    const last = gen.nextBatch(5000).at(-1);
+    gen.free();
+    await a.release();
+    assert.equal(a.state, "released");
+    assert.throws(() => gen.next(), /this generator was freed/);
+    assert.throws(() => a.generator(), /was released/);
+    const b = await leaseWhenFree(client, opts, 500);
+    assert.ok(b.notBefore >= timeOf(last, l), `notBefore ${b.notBefore} covers the last ID at ${timeOf(last, l)}`);
+    assert.ok(b.generator().next() > last);
+    await b.release();
+  }));
+
 test("option errors name the value and the allowed range, before any call to Redis", async () => {
   let calls = 0;
   const fake = { evalSha: async () => calls++, eval: async () => calls++ };

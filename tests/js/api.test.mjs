@@ -165,6 +165,30 @@ describe("Snowdrift", () => {
   });
 });
 
+describe("a freed generator", () => {
+  test("answers every call with a clear error, keeps its node and high-water mark, and touches no wasm memory", () => {
+    const gen = new Snowdrift({ node: 3, onClockBackwards: "borrow" });
+    const last = gen.nextBatch(5000).at(-1);
+    const through = gen.issuedThroughMs;
+    assert.ok(through >= decode(last).timestampMs);
+    gen.free();
+    const freed = { name: "Error", message: "this generator was freed (free() or a using block released its memory)" };
+    for (const call of [() => gen.next(), () => gen.nextString(), () => gen.nextBatch(3), () => gen.tryNext(), () => gen.decode(last)]) {
+      assert.throws(call, freed);
+    }
+    gen.setFenceMs(0); // a freed generator issues nothing: fencing it changes nothing
+    assert.equal(gen.issuedThroughMs, through, "the high-water mark is kept for a release");
+    assert.equal(gen.node, 3);
+    gen.free(); // twice is fine
+    // Other generators made afterwards reuse the memory: the freed one still refuses.
+    const other = new Snowdrift({ node: 4 });
+    assert.throws(() => gen.next(), freed);
+    assert.equal(decode(other.next()).node, 4);
+    other[Symbol.dispose]();
+    assert.throws(() => other.next(), freed);
+  });
+});
+
 describe("clock policies, driven by a custom clock", () => {
   test("fail: a backwards step throws an Error saying how far, and nothing changes", () => {
     const clock = manualClock(T0);

@@ -430,12 +430,26 @@ function build(module) {
       return gen_fact(this.#gen, 1);
     }
 
-    /** Releases the wasm memory now instead of when the object is garbage-collected. */
+    /** Releases the wasm memory now instead of when the object is garbage-collected.
+     * Afterwards the generator refuses every call with a clear error (its own methods
+     * shadow the class's, so live generators' calls stay as they are), keeps `node` and
+     * `issuedThroughMs` (a lease hands the latter on), and `setFenceMs` does nothing. */
     free() {
       if (this.#gen === FREED) return;
+      const node = this.node;
+      const through = this.issuedThroughMs;
       registry.unregister(this);
       release(this.#gen, this.#slot);
       this.#gen = this.#layout = FREED;
+      const refuse = () => {
+        throw new Error("this generator was freed (free() or a using block released its memory)");
+      };
+      for (const name of ["next", "nextString", "nextBatch", "tryNext", "decode"]) {
+        Object.defineProperty(this, name, { value: refuse });
+      }
+      Object.defineProperty(this, "setFenceMs", { value: () => {} });
+      Object.defineProperty(this, "node", { value: node });
+      Object.defineProperty(this, "issuedThroughMs", { value: through });
     }
   }
 

@@ -93,8 +93,9 @@ export declare class Snowdrift {
   /** The node id. */
   readonly node: number;
   /** Releases the wasm memory now instead of when the object is garbage-collected (under
-   * workerd, which has no FinalizationRegistry, only this releases it). Calling the
-   * generator afterwards throws a WebAssembly.RuntimeError. */
+   * workerd, which has no FinalizationRegistry, only this releases it). Afterwards its
+   * calls throw an Error ("this generator was freed ..."), `setFenceMs` does nothing, and
+   * `node` and `issuedThroughMs` keep their last values. */
   free(): void;
   [Symbol.dispose](): void;
 }

@@ -297,10 +297,10 @@ class Lease {
     for (const k of FIXED) {
       if (options[k] !== undefined) throw new RangeError(`option ${describe(k)} is the lease's to set`);
     }
+    if (this.state !== "live") throw this.error;
     if (this.#gen !== undefined) {
       throw new Error(`${this.#what()} already has its generator (one per lease: a second would repeat IDs)`);
     }
-    if (this.state !== "live") throw this.error;
     const opts = { clock: this.#clock, ...options, layout: this.#layout, node: this.node };
     if (opts.clock === undefined) delete opts.clock;
     if (this.notBefore >= this.#facts.epochMs) opts.notBefore = maxIdAt(this.notBefore, this.#layout);
