@@ -227,6 +227,44 @@ impl<C: Clock> AtomicGenerator<C> {
         self.engine.slot_start_ms(self.next.load(Ordering::Acquire))
     }
 
+    /// Stops the generator and returns a Unix millisecond at or after the time of every
+    /// ID it ever issued, calls still running on other threads included: what a node id
+    /// lease hands to the next holder when it is released. Afterwards every call fails
+    /// with [`Error::PastFence`] (until [`set_fence_ms`](Self::set_fence_ms) moves the
+    /// fence again).
+    ///
+    /// Lowering the fence and then reading [`issued_through_ms`](Self::issued_through_ms)
+    /// is not enough: a call that checked the fence before it moved can still take its
+    /// slot afterwards. `stop` lowers the fence, then moves the slot counter on by one
+    /// (a slot never issued), so every such call's compare-and-swap fails and, retrying,
+    /// sees the fence; the counter it moved is the high-water mark.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = gen.next()?;
+    /// assert!(gen.stop() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn stop(&self) -> u64 {
+        self.set_fence_ms(0);
+        let mut seen = self.next.load(Ordering::Acquire);
+        loop {
+            // Release: a call that loads the moved counter sees the lowered fence.
+            match self.next.compare_exchange_weak(
+                seen,
+                seen.saturating_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return self.engine.slot_start_ms(seen.saturating_add(1)),
+                Err(actual) => seen = actual,
+            }
+        }
+    }
+
     /// The layout.
     pub fn layout(&self) -> Layout {
         self.engine.layout

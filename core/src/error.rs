@@ -217,7 +217,8 @@ pub enum Error {
         limit_ms: u64,
     },
     /// The clock went backwards under [`Policy::SwitchNode`](crate::Policy::SwitchNode): move
-    /// to a node id that has not been used, then go on.
+    /// to another node id with [`Generator::switch_node`](crate::Generator::switch_node),
+    /// giving the time its previous holder issued up to (a lease's `notBefore`), then go on.
     SwitchNode {
         /// How far back, in milliseconds (whole ticks).
         by_ms: u64,

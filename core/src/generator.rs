@@ -337,11 +337,14 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         self.fence = self.engine.ticks_before(ms);
     }
 
-    /// Moves to another node id and starts afresh from the clock's current tick: the way
-    /// on after [`Error::SwitchNode`]. The new node id must not have been used by anyone
-    /// (for example a fresh lease), this generator included: the node it holds is refused
-    /// with [`Error::SameNode`]. On error nothing changes. Resume marks belong to the old
-    /// node and are dropped; the fence stays.
+    /// Moves to another node id: the way on after [`Error::SwitchNode`]. The generator
+    /// then issues only IDs timed after `not_before_ms`, the newest time at which any
+    /// earlier holder of `node` may have issued an ID: a node id lease's `notBefore` (a
+    /// lease hands it out with the node id), or 0 for a node id nobody has ever used. A
+    /// mark above the clock is a promise, as for [`resume_after_ms`](Self::resume_after_ms).
+    /// The node this generator holds is refused with [`Error::SameNode`]; a mark past the
+    /// layout's end is an error; on error nothing changes. Resume marks of the old node are
+    /// dropped; the fence stays.
     ///
     /// ```
     /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
@@ -350,19 +353,25 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// gen.next()?;
     /// clock.rewind(5_000);
     /// assert_eq!(gen.next(), Err(Error::SwitchNode { by_ms: 5_000 }));
-    /// assert_eq!(gen.switch_node(1), Err(Error::SameNode { node: 1 }));
-    /// gen.switch_node(2)?;
-    /// assert_eq!(Layout::DEFAULT.decode(gen.next()?)?.node, 2);
+    /// assert_eq!(gen.switch_node(1, 0), Err(Error::SameNode { node: 1 }));
+    /// // Node 2's previous holder issued up to 1_750_000_002_000 (its lease's notBefore).
+    /// gen.switch_node(2, 1_750_000_002_000)?;
+    /// let parts = Layout::DEFAULT.decode(gen.next()?)?;
+    /// assert_eq!(parts.node, 2);
+    /// assert!(parts.time_ms > 1_750_000_002_000);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn switch_node(&mut self, node: u64) -> Result<(), Error> {
+    pub fn switch_node(&mut self, node: u64, not_before_ms: u64) -> Result<(), Error> {
         if node == self.engine.node {
             return Err(Error::SameNode { node });
         }
-        self.engine = self.engine.with_node(node)?;
+        let engine = self.engine.with_node(node)?;
+        let floor = engine.slot_after_ms(not_before_ms)?;
+        self.engine = engine;
         self.next = 0;
         self.history = History::new(0);
         self.lead = Lead::default();
+        self.raise(floor);
         Ok(())
     }
 

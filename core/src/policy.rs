@@ -9,7 +9,7 @@
 /// | `Wait` | wait up to `max_wait_ms` for the clock to catch up, else `Err(ClockBackwards)` | wait for the next tick | yes |
 /// | `Borrow` | go on from the newest tick used (a logical clock that never goes back), up to `max_ahead_ms` ahead of the clock, else `Err(TooFarAhead)` | take the next tick early | yes |
 /// | `History` | reuse unspent sequence numbers of the ticks in the generator's ring; older ticks: `Err(ClockBackwards)` | wait for the next tick | **no**: unique, but an ID may be below an earlier one |
-/// | `SwitchNode` | `Err(SwitchNode)`: move to an unused node id ([`Generator::switch_node`](crate::Generator::switch_node)) and go on | wait for the next tick | per node |
+/// | `SwitchNode` | `Err(SwitchNode)`: move to another node id, after its previous holder's IDs ([`Generator::switch_node`](crate::Generator::switch_node)), and go on | wait for the next tick | per node |
 ///
 /// Every wait is bounded: a clock that is behind is waited for at most the policy's limit
 /// (measured on the clock from the call's first reading); a used-up tick is waited out
@@ -50,7 +50,7 @@ pub enum Policy {
     /// of `N > 0` ticks; not available on the atomic generator).
     History,
     /// Surface the step as [`Error::SwitchNode`](crate::Error::SwitchNode) so the caller
-    /// moves to a fresh node id.
+    /// moves to another node id (with its previous holder's high-water mark).
     SwitchNode,
 }
 

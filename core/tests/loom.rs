@@ -1,5 +1,6 @@
 //! Model check of the atomic generator's compare-and-swap step with loom: every
-//! interleaving of two threads taking IDs yields distinct IDs, increasing in each thread.
+//! interleaving of two threads taking IDs yields distinct IDs, increasing in each thread,
+//! and `stop` hands on a time at or after every ID issued, whatever calls were in flight.
 //! And of `CounterClock`'s extension: a reader preempted anywhere (between its raw read of
 //! the counter and its extension above all) by threads that advance the counter and read
 //! the clock is never ahead of the counter and never behind an extension made before it.
@@ -169,6 +170,32 @@ fn a_fence_set_by_one_thread_stops_the_others() {
             }
         }
         // Every call that starts after the fence moved back honours it.
+        assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    });
+}
+
+#[test]
+fn stop_returns_a_time_at_or_after_every_id_any_thread_issued() {
+    loom::model(|| {
+        let clock = Ticking {
+            now: AtomicU64::new(EPOCH + 10),
+            step: 1,
+        };
+        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let other = {
+            let gen = gen.clone();
+            thread::spawn(move || [gen.next(), gen.next()])
+        };
+        // A lease's release: stop the generator, hand on how far it issued.
+        let through = gen.stop();
+        let issued: Vec<u64> = other.join().unwrap().into_iter().flatten().collect();
+        for id in issued {
+            let time = layout().decode(id).unwrap().time_ms;
+            assert!(
+                time <= through,
+                "ID at {time} ms after the hand-on at {through} ms"
+            );
+        }
         assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
     });
 }

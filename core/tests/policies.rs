@@ -204,9 +204,9 @@ fn switch_node_surfaces_the_step_and_resumes_on_a_new_node() {
     let a = g.next().unwrap();
     clock.rewind(3_000);
     assert_eq!(g.next(), Err(Error::SwitchNode { by_ms: 3_000 }));
-    assert!(g.switch_node(1 << 10).is_err()); // does not fit: nothing changes
+    assert!(g.switch_node(1 << 10, 0).is_err()); // does not fit: nothing changes
     assert_eq!(g.node(), 7);
-    g.switch_node(8).unwrap();
+    g.switch_node(8, 0).unwrap(); // node 8 never used
     let b = g.next().unwrap();
     assert_ne!(a, b);
     assert_eq!(Layout::DEFAULT.decode(b).unwrap().node, 8);

@@ -66,11 +66,33 @@ fn all_increasing(ids: &[u64]) -> bool {
 }
 
 #[test]
+fn switching_onto_a_used_node_issues_only_after_its_previous_holder() {
+    // The previous holder of node 9 issued up to T0 + 5 s (a lease's notBefore says so);
+    // this generator's clock stepped back to T0 - 3 s and it moves to node 9.
+    let clock = ManualClock::new(T0);
+    let mut previous = Generator::new(&clock, Layout::DEFAULT, 9, Policy::DEFAULT).unwrap();
+    clock.set(T0 + 5_000);
+    let theirs: Vec<u64> = (0..100).map(|_| previous.next().unwrap()).collect();
+    let not_before = previous.issued_through_ms();
+    clock.set(T0);
+    let mut gen = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
+    gen.next().unwrap();
+    clock.rewind(3_000);
+    assert!(matches!(gen.next(), Err(Error::SwitchNode { .. })));
+    gen.switch_node(9, not_before).unwrap();
+    for _ in 0..100 {
+        let id = gen.next().unwrap();
+        assert!(!theirs.contains(&id));
+        assert!(Layout::DEFAULT.decode(id).unwrap().time_ms > not_before);
+    }
+}
+
+#[test]
 fn switching_to_the_node_already_held_is_refused_and_changes_nothing() {
     let clock = ManualClock::new(T0);
     let mut gen = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
     let a = gen.next().unwrap();
-    assert_eq!(gen.switch_node(3), Err(Error::SameNode { node: 3 }));
+    assert_eq!(gen.switch_node(3, 0), Err(Error::SameNode { node: 3 }));
     assert_eq!(
         Error::SameNode { node: 3 }.to_string(),
         "node id 3 is the one this generator holds: switch to a node id it has not used"

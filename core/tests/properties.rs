@@ -326,7 +326,7 @@ proptest! {
                         if node > layout.max_node() {
                             break; // every node id used once: a real fleet would lease another
                         }
-                        if let AnyGen::Plain(g) = &mut gen { g.switch_node(node).unwrap(); }
+                        if let AnyGen::Plain(g) = &mut gen { g.switch_node(node, 0).unwrap(); }
                         (last, high) = (None, 0);
                     }
                     Err(Error::TooFarAhead { ahead_ms, limit_ms }) => {

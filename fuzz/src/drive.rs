@@ -51,7 +51,7 @@ impl<C: Clock, const H: usize> Subject for Generator<C, H> {
         Generator::resume_after_ms(self, ms)
     }
     fn switch_node(&mut self, node: u64) -> Option<Result<(), Error>> {
-        Some(Generator::switch_node(self, node))
+        Some(Generator::switch_node(self, node, 0))
     }
     fn node(&self) -> u64 {
         Generator::node(self)

@@ -161,7 +161,7 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
     }
     let releaser: AsyncReleaser = Box::new(move || {
         Box::pin(async move {
-            let issued = shared.generator_issued_through();
+            let issued = shared.stop_generator();
             let limit = Duration::from_millis(shared.ttl_ms());
             let mut con = match con {
                 Some(c) => c,

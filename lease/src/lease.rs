@@ -138,9 +138,11 @@ impl<C: Clock> Shared<C> {
         self.ttl_ms
     }
 
+    /// Stops the generator for good: a time at or after every ID it issued, calls still
+    /// running on other threads included (the core's `stop`).
     #[cfg(feature = "tokio")]
-    pub(crate) fn generator_issued_through(&self) -> u64 {
-        self.gen.issued_through_ms()
+    pub(crate) fn stop_generator(&self) -> u64 {
+        self.gen.stop()
     }
 
     pub(crate) fn renew_call(&self) -> Call {
@@ -350,8 +352,9 @@ impl Beat {
     }
 }
 
-/// Hands the id back after the heartbeat stopped: `release.lua` with the generator's
-/// `issued_through_ms`, read when it runs.
+/// Hands the id back after the heartbeat stopped: `release.lua` with the time the
+/// generator's `stop` returns when it runs (at or after every ID it issued, calls racing
+/// the release included).
 pub(crate) type Releaser = Box<dyn FnOnce() -> Result<(), Error> + Send>;
 
 #[cfg(feature = "tokio")]
@@ -611,7 +614,7 @@ fn heartbeat<K: Connector, C: Clock + Send + Sync + 'static>(
         }
     }
     Box::new(move || {
-        let issued = shared.gen.issued_through_ms();
+        let issued = shared.gen.stop();
         let timeout = Duration::from_millis(shared.ttl_ms);
         let mut con = match con {
             Some(mut c) => {

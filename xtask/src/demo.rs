@@ -60,7 +60,7 @@ pub fn run() -> Result {
         let outcome = match g.next() {
             Ok(id) => describe(layout, before, id),
             Err(e @ Error::SwitchNode { .. }) => {
-                g.switch_node(8).map_err(err)?;
+                g.switch_node(8, 0).map_err(err)?; // node 8: never used
                 let id = g.next().map_err(err)?;
                 format!(
                     "error \"{e}\", then node 8: {}",
