@@ -1,13 +1,20 @@
 // Shared by the www suites: a static server on 127.0.0.1 for the built page (www/dist, at
 // /), the npm package as built (wasm/pkg, at /pkg/) and the plain test page (at /plain/),
-// and headless Chromium through playwright-core (installed in tests/js/node_modules).
+// and headless Chromium or Firefox through playwright-core (installed in tests/js/node_modules).
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import assert from "node:assert/strict";
 import { serve } from "../../xtask/serve.mjs";
 
-const { chromium } = createRequire(new URL("../js/", import.meta.url))("playwright-core");
+const require = createRequire(new URL("../js/", import.meta.url));
+const { chromium } = require("playwright-core");
+// playwright-core 1.65 cannot drive Firefox ESR 153 (newContext fails); 1.64 can.
+const { firefox } = require("playwright-core-firefox");
+
+/** The browser engine of this run: SNOWDRIFT_BROWSER=chromium (default) or firefox. */
+export const ENGINE = process.env.SNOWDRIFT_BROWSER || "chromium";
+if (!["chromium", "firefox"].includes(ENGINE)) throw new Error(`SNOWDRIFT_BROWSER=${ENGINE}: not chromium or firefox`);
 const path = (rel) => fileURLToPath(new URL(rel, import.meta.url));
 
 export const DIST = path("../../www/dist/");
@@ -25,6 +32,15 @@ export async function startServer() {
 }
 
 export function launch() {
+  if (ENGINE === "firefox") {
+    return firefox.launch({
+      channel: "moz-firefox",
+      executablePath: process.env.FIREFOX || "/usr/bin/firefox-esr",
+      // Otherwise navigator.storage.persist() waits for a user who never answers.
+      firefoxUserPrefs: { "dom.storageManager.prompt.testing": true, "dom.storageManager.prompt.testing.allow": true },
+      timeout: 60_000,
+    });
+  }
   return chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -150,17 +150,26 @@ pub fn serve(args: &[String]) -> Result {
     )
 }
 
-/// The `www` test suite: the page and `snowdrift/browser` in headless Chromium
-/// (tests/www/*.test.mjs), against a fresh build.
+/// The `www` test suite: the page and `snowdrift/browser` (tests/www/*.test.mjs), against
+/// a fresh build, in headless Chromium, then the same files in headless Firefox ESR
+/// (the harness picks the engine from `SNOWDRIFT_BROWSER`).
 pub fn test() -> Result {
-    ensure_apt(&[("chromium", "chromium")])?;
+    ensure_apt(&[("chromium", "chromium"), ("firefox-esr", "firefox-esr")])?;
     build()?;
-    run_in(
-        &root().join("tests/www"),
-        "node",
-        &["--test", "--test-concurrency=1", "--test-timeout=600000"],
-        &[("CHROMIUM", "/usr/bin/chromium")],
-    )
+    for engine in ["chromium", "firefox"] {
+        eprintln!("-- www suite in {engine}");
+        run_in(
+            &root().join("tests/www"),
+            "node",
+            &["--test", "--test-concurrency=1", "--test-timeout=600000"],
+            &[
+                ("CHROMIUM", "/usr/bin/chromium"),
+                ("FIREFOX", "/usr/bin/firefox-esr"),
+                ("SNOWDRIFT_BROWSER", engine),
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
