@@ -1,11 +1,22 @@
 // The page's service worker: keeps the page, its script and style and the wasm in a cache
 // named after the build (`cargo xtask www` fills in the name and the files), so the page
 // loads and works with the network off. A new build installs a new cache and drops the old.
+// It answers only for the page's own files and the page's own address: every other
+// request in its scope (other pages of the site, their files) goes to the network as if
+// there were no service worker.
 const CACHE = "snowdrift-__BUILD__";
 const FILES = __FILES__;
 
+// The page's own addresses: its folder ("./") and index.html in it, with any query.
+const PAGE = new URL("./", self.registration.scope).pathname;
+const OWN = new Set(FILES.map((f) => new URL(f, self.registration.scope).pathname));
+OWN.add(`${PAGE}index.html`);
+
 self.addEventListener("install", (event) => {
-  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(FILES)).then(() => self.skipWaiting()));
+  // Checked with the server, not taken from the HTTP cache: a copy it kept from an older
+  // build must not be stored as this one (an unchanged file costs a 304, not its body).
+  const requests = FILES.map((f) => new Request(f, { cache: "no-cache" }));
+  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(requests)).then(() => self.skipWaiting()));
 });
 
 self.addEventListener("activate", (event) => {
@@ -17,10 +28,10 @@ self.addEventListener("activate", (event) => {
 });
 
 // Cache first: the files of one build never change; a new build comes with a new worker.
-// Every navigation gets the page ("./"): it is the only one.
 self.addEventListener("fetch", (event) => {
   const request = event.request;
-  if (request.method !== "GET" || new URL(request.url).origin !== location.origin) return;
-  const key = request.mode === "navigate" ? "./" : request;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== location.origin || !OWN.has(url.pathname)) return;
+  const key = url.pathname === PAGE || url.pathname === `${PAGE}index.html` ? "./" : request;
   event.respondWith(caches.open(CACHE).then((c) => c.match(key, { ignoreSearch: true })).then((hit) => hit ?? fetch(request)));
 });

@@ -1,14 +1,15 @@
 // The page: generate IDs with snowdrift/browser (node id and reservation kept in this
 // browser's storage), decode any ID, draw its 64 bits. Static: no server logic.
-import { decode, fromBase32, openSnowdrift, toBase32 } from "snowdrift/browser";
-import { PRESETS, describeLayout, fields, layoutSummary, presetLayout } from "./layouts.js";
+import { ObjectId, decode, fromBase32, maxIdAt, minIdAt, openSnowdrift, toBase32 } from "snowdrift/browser";
+import { PRESETS, describeLayout, fields, layoutSummary, namesOf, presetLayout } from "./layouts.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   layout: $("layout"), layoutInfo: $("layout-info"), custom: $("custom"), customError: $("custom-error"),
   form: $("generate-form"), node: $("node"), count: $("count"), status: $("status"), ids: $("ids"),
   copyDec: $("copy-dec"), copyB32: $("copy-b32"), decodeLast: $("decode-last"),
-  box: $("ids-box"), input: $("decode-input"), readAs: $("form"), suggest: $("suggest"), decoded: $("decoded"),
+  box: $("ids-box"), input: $("decode-input"), decodeLayout: $("decode-layout"), suggest: $("suggest"),
+  decoded: $("decoded"), rangeTime: $("range-time"), rangeOut: $("range-out"), offline: $("offline"),
 };
 const customInputs = ["c-time", "c-node", "c-dc", "c-seq", "c-unit", "c-epoch", "c-order"].map($);
 const MAX_COUNT = 100_000;
@@ -44,14 +45,44 @@ function selected() {
 function showLayout() {
   ui.custom.hidden = ui.layout.value !== "custom";
   ui.customError.textContent = "";
+  let ranOut = false;
   try {
-    ui.layoutInfo.textContent = layoutSummary(selected().facts);
+    const { facts } = selected();
+    ui.layoutInfo.textContent = layoutSummary(facts, namesOf(ui.layout.value));
+    ranOut = facts.endMs <= Date.now();
   } catch (e) {
     ui.layoutInfo.textContent = "";
-    ui.customError.textContent = e.message;
+    ui.customError.textContent = words(e.message);
   }
+  // A layout whose time field has run out can decode, not make IDs.
+  ui.form.querySelector("button").disabled = ranOut;
+  if (ranOut) setStatus(`This layout ran out of time on ${day(selected().facts.endMs)}: it can no longer make IDs. Pick another layout to make IDs; decoding still works.`, true);
+  else if (ui.status.dataset.ranOut) setStatus("");
+  ui.status.dataset.ranOut = ranOut ? "true" : "";
   savePrefs();
-  showDecoded();
+  if (ui.decodeLayout.value === "generator") {
+    showDecoded();
+    showRange();
+  }
+}
+
+const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+function setStatus(text, error = false) {
+  ui.status.textContent = text;
+  ui.status.classList.toggle("error", error);
+}
+
+/**
+ * A message of the package in plain words for the page: dates instead of raw Unix
+ * milliseconds, and the page's own terms instead of the API's option names.
+ */
+function words(message) {
+  return message
+    .replace(/\b(\d{11,16}) ms\b/g, (_, ms) => new Date(Number(ms)).toISOString().replace(".000Z", "Z"))
+    .replace(/ \(name "page:[^"]*"\)/g, "")
+    .replace(/leave node out/g, "leave the node id empty")
+    .replace(/snowdrift\/browser needs the Web Locks API .*/, "This page can only make IDs on https:// or on http://localhost: browsers offer what it needs to give each tab its own node id (Web Locks) only there. Decoding works anywhere.");
 }
 
 // ---- generate ----
@@ -74,7 +105,7 @@ async function generatorFor(key, layout, nodeText) {
     if (!/^\d+$/.test(nodeText)) throw new RangeError(`node ${JSON.stringify(nodeText)} is not a whole number`);
     node = Number(nodeText);
   }
-  const gen = await openSnowdrift({ name: `www:${key}`, layout, node });
+  const gen = await openSnowdrift({ name: `page:${key}`, layout, node });
   current = { key: wanted, gen };
   return gen;
 }
@@ -99,7 +130,10 @@ function paint() {
   const virtual = n > FULL_LIST;
   const pos = (i) => (virtual ? ` aria-posinset="${i + 1}" aria-setsize="${n}"` : "");
   let html = "";
-  for (let i = first; i < last; i++) html += `<li data-b32="${toBase32(ids[i])}"${pos(i)}>${ids[i]}</li>`;
+  for (let i = first; i < last; i++) {
+    const b32 = toBase32(ids[i]);
+    html += `<li data-b32="${b32}"${pos(i)}><span class="dec">${ids[i]}</span><span class="sr">, base32 </span><span class="b32">${b32}</span></li>`;
+  }
   ui.ids.style.paddingTop = virtual ? `${first * rowHeight}px` : "";
   ui.ids.style.paddingBottom = virtual ? `${(n - last) * rowHeight}px` : "";
   ui.ids.dataset.count = String(n);
@@ -123,10 +157,6 @@ const number = new Intl.NumberFormat("en");
 async function generate(event) {
   event.preventDefault();
   const count = Number(ui.count.value);
-  const setStatus = (text, error = false) => {
-    ui.status.textContent = text;
-    ui.status.classList.toggle("error", error);
-  };
   if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) {
     setStatus(`How many must be a whole number from 1 to ${number.format(MAX_COUNT)}.`, true);
     ui.count.focus();
@@ -140,13 +170,17 @@ async function generate(event) {
     ids = gen.nextBatch(count);
     const ms = performance.now() - start;
     for (const b of [ui.copyDec, ui.copyB32, ui.decodeLast]) b.disabled = false;
-    setStatus(`${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms (kept in ${gen.storage === "indexeddb" ? "IndexedDB" : "localStorage"}).`);
+    const ahead = gen.decode(ids[ids.length - 1]).timestampMs - Date.now();
+    const borrowed = ahead > 0
+      ? ` The newest is dated ${number.format(ahead)} ms ahead of this clock: a tick holds only so many IDs, so a big batch takes the next ticks early (the IDs stay unique and in order).`
+      : "";
+    setStatus(`${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms.${borrowed}`);
     savePrefs();
     showIds();
   } catch (e) {
-    setStatus(e.message, true);
+    setStatus(words(e.message), true);
   } finally {
-    ui.form.querySelector("button").disabled = false;
+    ui.form.querySelector("button").disabled = ui.status.dataset.ranOut === "true";
   }
 }
 
@@ -162,46 +196,86 @@ async function copy(text, what) {
 // ---- decode ----
 
 const HEX = /^(?:0x)?[0-9a-f]{1,16}$/i;
+const TWO_64 = 1n << 64n;
 
-/** Reads an ID in any form: { id, form } or throws with a message for the user. */
-function readId(text, form) {
-  const t = text.replace(/[\s_,]/g, "");
-  if (form === "auto") {
-    if (/^0x/i.test(t)) form = "hex";
-    else if (/^\d+$/.test(t)) form = "decimal";
-    else if (t.length === 13) form = "base32"; // the core names a bad character and its position
-    else if (t.length === 16 && HEX.test(t)) form = "hex";
-    else throw new RangeError(`${JSON.stringify(text)} is not a decimal, hex (0x…, up to 16 digits) or base32 (13 characters) ID`);
+/**
+ * Reads what people paste as an ID: { objectId } for 24 hex digits, else { id, form, note,
+ * hint }, or throws with a message for the user. `hint` names a preset the text points to
+ * (a Discord mention).
+ */
+function readId(text) {
+  let t = text.trim();
+  let note = "";
+  let hint;
+  const mention = /^<(@!?|@&|#)(\d+)>$/.exec(t);
+  if (mention) {
+    t = mention[2];
+    hint = "discord";
+    note = "a Discord mention";
   }
-  if (form === "decimal") {
-    if (!/^\d+$/.test(t)) throw new RangeError(`${JSON.stringify(text)} is not a decimal number`);
-    if (BigInt(t) > 0xffffffffffffffffn) throw new RangeError(`${t} does not fit in 64 bits`);
-    return { id: BigInt(t), form };
+  t = t.replace(/[\s_,]/g, "");
+  if (/^[0-9a-f]{24}$/i.test(t)) return { objectId: ObjectId.parse(t) };
+  if (/^-\d+$/.test(t)) {
+    const v = BigInt(t);
+    if (v < -(1n << 63n)) throw new RangeError(`${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
+    return { id: TWO_64 + v, form: "decimal", note: "a negative number: read as the signed 64-bit column that stores it, the same 64 bits as an unsigned ID" };
   }
-  if (form === "hex") {
+  if (/^\d+$/.test(t)) {
+    if (BigInt(t) >= TWO_64) throw new RangeError(`${t} does not fit in 64 bits (largest 18446744073709551615)`);
+    return { id: BigInt(t), form: "decimal", note, hint };
+  }
+  if (/^0x/i.test(t) || (t.length === 16 && HEX.test(t))) {
     if (!HEX.test(t)) throw new RangeError(`${JSON.stringify(text)} is not 1 to 16 hex digits`);
-    return { id: BigInt(t.startsWith("0x") || t.startsWith("0X") ? t : `0x${t}`), form };
+    return { id: BigInt(/^0x/i.test(t) ? t : `0x${t}`), form: "hex", note };
   }
-  return { id: fromBase32(t), form };
+  const b32 = t.replace(/-/g, "");
+  if (b32.length === 13) return { id: fromBase32(b32), form: "base32", note }; // the core names a bad character
+  throw new RangeError(`${JSON.stringify(text)} is not a decimal, hex (0x…, or 16 digits), base32 (13 characters) or ObjectId (24 hex digits) ID`);
 }
 
-const SHORT_NAMES = {
-  default: "default", twitter: "Twitter", discord: "Discord", sonyflake: "Sonyflake",
-  instagram: "Instagram", baidu: "Baidu", browser: "16-bit node",
-};
-const plausible = (ms) => ms <= Date.now() + 86_400_000;
-
-function suggestions(id, currentKey) {
-  const out = [];
-  for (const key of PRESETS) {
-    try {
-      const p = decode(id, presetLayout(key));
-      if (plausible(p.timestampMs)) out.push({ key, when: p.date.toISOString().slice(0, 10), current: key === currentKey });
-    } catch {
-      // does not fit this layout
-    }
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+/** "10 years ago", "in 3 seconds": the largest unit that fits. */
+function ago(ms) {
+  const d = ms - Date.now();
+  const units = [["year", 31_557_600_000], ["month", 2_629_800_000], ["day", 86_400_000], ["hour", 3_600_000], ["minute", 60_000], ["second", 1000]];
+  for (const [unit, size] of units) {
+    if (Math.abs(d) >= size || unit === "second") return relative.format(Math.trunc(d / size), unit);
   }
-  return out;
+  return "";
+}
+const DAY_AHEAD = 86_400_000;
+
+/** The ID under a layout: { key, parts, facts } or undefined where it does not fit. */
+function underLayout(id, key) {
+  try {
+    const layout = key === "generator" ? selected().layout : presetLayout(key);
+    const facts = describeLayout(layout);
+    return { key, layout, facts, parts: decode(id, layout) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a field list says of a decoded ID: "worker 1, process 0, sequence 7". */
+function whoText(key, p) {
+  const n = namesOf(key);
+  const who = p.datacenter === undefined ? `${n.node} ${p.node}` : `${n.datacenter} ${p.datacenter}, ${n.worker} ${p.worker}`;
+  return `${who}, sequence ${p.sequence}`;
+}
+
+/**
+ * The presets under which the ID's time is plausible (not after tomorrow), ranked: the
+ * one the text points to first (a Discord mention), then the smaller sequence and node
+ * values (IDs are mostly made one at a time, by few nodes), then the later time.
+ */
+function ranked(id, hint) {
+  const out = PRESETS.map((key) => underLayout(id, key)).filter((u) => u && u.parts.timestampMs <= Date.now() + DAY_AHEAD);
+  const rank = (u) => [u.key === hint ? 0 : 1, u.parts.sequence, u.parts.node, -u.parts.timestampMs];
+  return out.sort((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return 0;
+  });
 }
 
 const el = (tag, attrs = {}, ...children) => {
@@ -210,64 +284,147 @@ const el = (tag, attrs = {}, ...children) => {
   e.append(...children);
   return e;
 };
+const mono = (text) => el("span", { class: "mono" }, text);
+const when = (ms) => new Date(ms).toISOString();
+const local = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
 
 function showDecoded() {
   const text = ui.input.value.trim();
   ui.decoded.textContent = "";
   ui.suggest.textContent = "";
   if (text === "") return;
-  let id, form, sel;
+  let read;
   try {
-    ({ id, form } = readId(text, ui.readAs.value));
-    sel = selected();
+    read = readId(text);
   } catch (e) {
-    ui.decoded.append(el("p", { class: "error" }, e.message));
+    ui.decoded.append(el("p", { class: "error" }, words(e.message)));
     return;
   }
-  const options = suggestions(id, sel.key);
-  if (options.length) {
-    const label = el("span", { id: "suggest-label" }, "Layouts that give a plausible time: ");
-    const list = options.map((o) => {
-      const b = el("button", { type: "button", "data-layout": o.key, "aria-describedby": "suggest-label" }, `${SHORT_NAMES[o.key]} ${o.when}`);
-      if (o.current) b.setAttribute("aria-pressed", "true");
-      b.addEventListener("click", () => {
-        ui.layout.value = o.key;
-        showLayout();
-      });
-      return b;
-    });
-    ui.suggest.append(label, ...list);
-  }
-  let p;
-  try {
-    p = decode(id, sel.layout);
-  } catch (e) {
-    ui.decoded.append(el("p", { class: "error" }, `${e.message} in the ${ui.layout.selectedOptions[0].textContent} layout.`));
+  if (read.objectId) {
+    showObjectId(read.objectId);
     return;
   }
-  const iso = p.date.toISOString();
-  const local = p.date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
-  const who = p.datacenter === undefined ? `node ${p.node}` : `datacenter ${p.datacenter}, worker ${p.worker}`;
-  const mono = (text) => el("span", { class: "mono" }, text);
-  const rows = [
-    ["Time (UTC)", el("time", { datetime: iso }, iso)],
-    ["Local time", local],
-    ["Unix ms", mono(String(p.timestampMs))],
-  ];
-  if (p.datacenter !== undefined) rows.push(["Datacenter", String(p.datacenter)], ["Worker", String(p.worker)]);
-  rows.push(["Node", String(p.node)], ["Sequence", String(p.sequence)]);
-  rows.push(["Decimal", mono(id.toString())], ["Hex", mono(id.toString(16).padStart(16, "0"))], ["Base32", mono(toBase32(id))]);
-  const dl = el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
-  const summary = el("p", { class: "summary" }, "Made ", el("span", { class: "nowrap" }, iso), ` by ${who}, sequence ${p.sequence}`,
-    el("span", { class: "muted" }, ` (read as ${form})`));
-  ui.decoded.append(summary, dl, bitFigure(id, sel.facts, p));
+  const { id } = read;
+  const choice = ui.decodeLayout.value;
+  const options = ranked(id, read.hint);
+  if (choice === "auto") {
+    if (options.length === 0) {
+      ui.decoded.append(el("p", { class: "error" }, "No preset gives this ID a time in the past: pick its layout under “Made with”, or make a custom one under Make IDs."));
+      return;
+    }
+    if (options.length > 1) {
+      // Several layouts fit: no single answer stated, the ranked choices instead.
+      ui.suggest.append(el("p", { id: "suggest-label" }, `${options.length} layouts give this ID a time in the past. Pick the one it was made with (most likely first):`));
+      const list = el("ol", { class: "choices" });
+      for (const o of options) {
+        const b = el("button", { type: "button", "data-layout": o.key },
+          el("strong", {}, namesOf(o.key).title), ` ${when(o.parts.timestampMs)} (${ago(o.parts.timestampMs)}), ${whoText(o.key, o.parts)}`);
+        b.addEventListener("click", () => {
+          ui.decodeLayout.value = o.key;
+          showDecoded();
+          showRange();
+        });
+        list.append(el("li", {}, b));
+      }
+      ui.suggest.append(list);
+      return;
+    }
+  }
+  const key = choice === "auto" ? options[0].key : choice;
+  const u = underLayout(id, key);
+  if (!u) {
+    let why;
+    try {
+      decode(id, key === "generator" ? selected().layout : presetLayout(key));
+    } catch (e) {
+      why = words(e.message);
+    }
+    ui.decoded.append(el("p", { class: "error" }, `${why ?? "It does not fit"}: not an ID of the ${namesOf(key).title} layout.`));
+    return;
+  }
+  showParts(id, read, u);
 }
 
-const SHORT = { unused: "", time: "time", datacenter: "dc", worker: "wk", node: "node", sequence: "seq" };
+function showParts(id, read, { key, facts, parts: p }) {
+  const names = namesOf(key);
+  const title = key === "generator" ? `the layout chosen under Make IDs (${ui.layout.selectedOptions[0].textContent})` : `a ${names.title} ID`;
+  const iso = when(p.timestampMs);
+  const rows = [
+    ["Layout", key === "generator" ? ui.layout.selectedOptions[0].textContent : names.title],
+    ["Time (UTC)", el("time", { datetime: iso }, iso)],
+    ["Local time", local(p.timestampMs)],
+    ["Age", ago(p.timestampMs)],
+    ["Unix ms", mono(String(p.timestampMs))],
+  ];
+  const cap = (s) => s[0].toUpperCase() + s.slice(1);
+  if (p.datacenter !== undefined) rows.push([cap(names.datacenter), String(p.datacenter)], [cap(names.worker), String(p.worker)]);
+  rows.push(["Node", String(p.node)], ["Sequence", String(p.sequence)]);
+  rows.push(["Decimal", mono(id.toString())]);
+  if (id >= 1n << 63n) rows.push(["Signed 64-bit", mono((id - TWO_64).toString())]);
+  rows.push(["Hex", mono(id.toString(16).padStart(16, "0"))], ["Base32", mono(toBase32(id))]);
+  const dl = el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  const read_ = [`read as ${read.form}`, read.note].filter(Boolean).join(", ");
+  const summary = el("p", { class: "summary" }, `As ${title}: made `, el("span", { class: "nowrap" }, iso),
+    ` (${ago(p.timestampMs)}) by ${whoText(key, p)}`, el("span", { class: "muted" }, ` (${read_})`));
+  ui.decoded.append(summary);
+  const ahead = p.timestampMs - Date.now();
+  if (ahead > DAY_AHEAD) {
+    ui.decoded.append(el("p", { class: "note" }, `This time is ${ago(p.timestampMs).replace(/^in /, "")} ahead of this device's clock: the ID was probably made with another layout.`));
+  } else if (ahead > 0) {
+    ui.decoded.append(el("p", { class: "note" }, `This time is ${number.format(ahead)} ms ahead of this device's clock. A tick holds only so many IDs, so a big batch takes the next ticks early: its newest IDs are dated a little ahead (or the clock that made it was ahead).`));
+  }
+  ui.decoded.append(dl, bitFigure(id, facts, p, names));
+}
+
+function showObjectId(oid) {
+  const hex = oid.toString();
+  const ms = oid.timestamp * 1000;
+  const iso = when(ms);
+  const rows = [
+    ["Kind", "MongoDB ObjectId"],
+    ["Time (UTC)", el("time", { datetime: iso }, iso)],
+    ["Local time", local(ms)],
+    ["Age", ago(ms)],
+    ["Process (random, 5 bytes)", mono(hex.slice(8, 18))],
+    ["Counter", mono(String(parseInt(hex.slice(18), 16)))],
+    ["Hex", mono(hex)],
+  ];
+  ui.decoded.append(
+    el("p", { class: "summary" }, "A MongoDB ObjectId: made ", el("span", { class: "nowrap" }, iso), ` (${ago(ms)})`, el("span", { class: "muted" }, " (seconds only; no node or sequence)")),
+    el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
+  );
+}
+
+/** The time-to-ID-range converter: the smallest and largest ID of the tick holding a time. */
+function showRange() {
+  const text = ui.rangeTime.value.trim();
+  ui.rangeOut.textContent = "";
+  ui.rangeOut.classList.remove("error");
+  if (text === "") return;
+  const key = ui.decodeLayout.value;
+  if (key === "auto") {
+    ui.rangeOut.textContent = "Pick the layout under “Made with” first: each layout puts a time at other IDs.";
+    return;
+  }
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  try {
+    if (!Number.isFinite(ms)) throw new RangeError(`${JSON.stringify(text)} is neither an ISO time nor Unix milliseconds`);
+    const layout = key === "generator" ? selected().layout : presetLayout(key);
+    const lo = minIdAt(ms, layout);
+    const hi = maxIdAt(ms, layout);
+    ui.rangeOut.append(`IDs of the ${key === "generator" ? "chosen" : namesOf(key).title} layout made in the tick of ${when(ms)}: from `,
+      mono(String(lo)), " to ", mono(String(hi)), ". Every ID made before it is smaller than the first; every ID made after it is larger than the last.");
+  } catch (e) {
+    ui.rangeOut.classList.add("error");
+    ui.rangeOut.textContent = words(e.message);
+  }
+}
+
+const SHORT = { unused: "", time: "time", datacenter: "dc", worker: "wk", node: "node", sequence: "seq", process: "proc", machine: "mach", shard: "shrd" };
 
 /** The 64 bits in two rows of 32, each field coloured and labelled (for sighted users; the list above says the same in words). */
-function bitFigure(id, facts, parts) {
-  const fs = fields(facts, parts);
+function bitFigure(id, facts, parts, names) {
+  const fs = fields(facts, parts, names);
   const tick = (parts.timestampMs - facts.epochMs) / facts.unitMs;
   let high = 63;
   const spans = fs.map((f) => {
@@ -280,21 +437,21 @@ function bitFigure(id, facts, parts) {
     const labels = el("div", { class: "bits" });
     for (let b = top; b > top - 32; b--) {
       const f = spans.find((s) => b <= s.high && b >= s.low);
-      cells.append(el("span", { class: `bit f-${f.name}`, title: `bit ${b}: ${f.name}` }, String((id >> BigInt(b)) & 1n)));
+      cells.append(el("span", { class: `bit f-${f.name}`, title: `bit ${b}: ${f.label}` }, String((id >> BigInt(b)) & 1n)));
     }
     for (const s of spans) {
       const hi = Math.min(s.high, top);
       const lo = Math.max(s.low, top - 31);
       if (hi < lo) continue;
       const width = hi - lo + 1;
-      const text = width >= 8 ? s.name : width >= 2 ? SHORT[s.name] : "";
+      const text = width >= 8 ? s.label : width >= 2 ? (SHORT[s.label] ?? s.label.slice(0, width >= 4 ? 4 : 2)) : "";
       const label = el("span", { class: `label f-${s.name}`, style: `grid-column: span ${width}` }, text);
       labels.append(label);
     }
     const index = el("div", { class: "bitidx" }, el("span", {}, `bit ${top}`), el("span", {}, `bit ${top - 31}`));
     return [index, cells, labels];
   });
-  const caption = `Bits 63 to 0: ${spans.map((s) => `${s.name} ${s.bits} ${s.bits === 1 ? "bit" : "bits"}${s.value === undefined ? "" : ` = ${s.value}`}`).join(", ")}.`;
+  const caption = `Bits 63 to 0: ${spans.map((s) => `${s.label} ${s.bits} ${s.bits === 1 ? "bit" : "bits"}${s.value === undefined ? "" : ` = ${s.value}`}`).join(", ")}.`;
   return el("figure", { class: "figure" }, el("div", { "aria-hidden": "true", class: "bitrows" }, ...rows.flat()), el("figcaption", {}, caption));
 }
 
@@ -331,15 +488,28 @@ ui.copyDec.addEventListener("click", () => copy(Array.from(ids, String).join("\n
 ui.copyB32.addEventListener("click", () => copy(Array.from(ids, toBase32).join("\n"), `${number.format(ids.length)} IDs (base32)`));
 ui.decodeLast.addEventListener("click", () => {
   ui.input.value = String(ids[ids.length - 1]);
-  ui.readAs.value = "auto";
+  ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;
   showDecoded();
   ui.input.focus();
 });
 ui.box.addEventListener("scroll", () => requestAnimationFrame(paint), { passive: true });
 ui.input.addEventListener("input", showDecoded);
-ui.readAs.addEventListener("change", showDecoded);
+ui.decodeLayout.addEventListener("change", () => {
+  showDecoded();
+  showRange();
+});
+ui.rangeTime.addEventListener("input", showRange);
 document.documentElement.dataset.ready = "true";
 
+// Offline: the service worker keeps the page's files; say when that is done.
 if ("serviceWorker" in navigator) {
-  navigator.serviceWorker.register("sw.js").catch((e) => console.warn("offline cache unavailable:", e.message));
+  navigator.serviceWorker.register("sw.js").catch((e) => {
+    ui.offline.textContent = `Works only online here: the browser refused to keep this page for offline use (${e.message}).`;
+  });
+  navigator.serviceWorker.ready.then(() => {
+    ui.offline.textContent = "Ready to work offline: this page and its files are kept in this browser.";
+    document.documentElement.dataset.offline = "ready";
+  });
+} else {
+  ui.offline.textContent = "Works only online here: offline use needs https:// or http://localhost.";
 }

@@ -5,6 +5,22 @@ import { BROWSER_LAYOUT, decode, maxIdAt } from "snowdrift/browser";
 
 export const PRESETS = ["default", "twitter", "discord", "sonyflake", "instagram", "baidu", "browser"];
 
+/** How people call each preset and its fields (Discord's documentation says worker and
+ * process; Sonyflake's machine; Instagram's shard; Baidu's worker). */
+export const PRESET_NAMES = {
+  default: { title: "snowdrift default", node: "node" },
+  twitter: { title: "Twitter", datacenter: "datacenter", worker: "worker" },
+  discord: { title: "Discord", datacenter: "worker", worker: "process" },
+  sonyflake: { title: "Sonyflake", node: "machine" },
+  instagram: { title: "Instagram", node: "shard" },
+  baidu: { title: "Baidu uid-generator", node: "worker" },
+  browser: { title: "Many devices (16-bit node)", node: "node" },
+};
+const CUSTOM_NAMES = { title: "custom", node: "node", datacenter: "datacenter", worker: "worker" };
+
+/** The names of a layout's fields for people: { title, node, datacenter, worker }. */
+export const namesOf = (key) => PRESET_NAMES[key] ?? CUSTOM_NAMES;
+
 /** The package layout for a select value (custom layouts come from the form). */
 export const presetLayout = (key) => (key === "browser" ? BROWSER_LAYOUT : key);
 
@@ -49,8 +65,10 @@ const unitText = (ms) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 const day = (ms) => new Date(ms).toISOString().slice(0, 10);
 
 /** One line for people: "41-bit time (1 ms since 2024-01-01) · 10-bit node · ...". */
-export function layoutSummary(d) {
-  const node = d.datacenterBits ? `${d.datacenterBits}+${d.workerBits}-bit datacenter+worker` : `${d.nodeBits}-bit node`;
+export function layoutSummary(d, names = CUSTOM_NAMES) {
+  const node = d.datacenterBits
+    ? `${d.datacenterBits}+${d.workerBits}-bit ${names.datacenter}+${names.worker}`
+    : `${d.nodeBits}-bit ${names.node}`;
   const parts = [`${d.timeBits}-bit time (${unitText(d.unitMs)} ticks since ${day(d.epochMs)})`];
   const tail = [node, `${d.sequenceBits}-bit sequence`];
   parts.push(...(d.nodeLow ? tail.reverse() : tail));
@@ -58,15 +76,17 @@ export function layoutSummary(d) {
   return `${parts.join(" · ")} · ${d.total} bits · ${runsOut}`;
 }
 
-/** The fields from bit 63 down: { name, bits, value } (value of the ID's bits, a number). */
-export function fields(d, parts) {
+/** The fields from bit 63 down: { name, label, bits, value } (`name` the field's role,
+ * `label` what the layout calls it, `value` of the ID's bits, a number). */
+export function fields(d, parts, names = CUSTOM_NAMES) {
   const out = [];
-  if (d.total < 64) out.push({ name: "unused", bits: 64 - d.total });
-  out.push({ name: "time", bits: d.timeBits });
+  if (d.total < 64) out.push({ name: "unused", label: "unused", bits: 64 - d.total });
+  out.push({ name: "time", label: "time", bits: d.timeBits });
   const node = d.datacenterBits
-    ? [{ name: "datacenter", bits: d.datacenterBits, value: parts.datacenter }, { name: "worker", bits: d.workerBits, value: parts.worker }]
-    : [{ name: "node", bits: d.nodeBits, value: parts.node }];
-  const sequence = { name: "sequence", bits: d.sequenceBits, value: parts.sequence };
+    ? [{ name: "datacenter", label: names.datacenter, bits: d.datacenterBits, value: parts.datacenter },
+      { name: "worker", label: names.worker, bits: d.workerBits, value: parts.worker }]
+    : [{ name: "node", label: names.node, bits: d.nodeBits, value: parts.node }];
+  const sequence = { name: "sequence", label: "sequence", bits: d.sequenceBits, value: parts.sequence };
   out.push(...(d.nodeLow ? [sequence, ...node] : [...node, sequence]));
   return out.filter((f) => f.bits > 0);
 }
