@@ -80,7 +80,7 @@ export interface OpenOptions {
  *
  *   For more than a few devices, give each a node id from your server (`node`).
  *
- * Runs in windows (tabs, iframes), dedicated and shared workers; not in service workers
+ * Runs in windows (tabs), dedicated and shared workers; not in service workers
  * (a module there may not use top-level `await`, which the package's browser build uses to
  * compile its wasm). Needs Web Locks (https:// pages and http://localhost) and IndexedDB
  * or, in a window, localStorage.

@@ -152,9 +152,15 @@ pub fn serve(args: &[String]) -> Result {
 
 /// The `www` test suite: the page and `snowdrift/browser` (tests/www/*.test.mjs), against
 /// a fresh build, in headless Chromium, then the same files in headless Firefox ESR
-/// (the harness picks the engine from `SNOWDRIFT_BROWSER`).
+/// (the harness picks the engine from `SNOWDRIFT_BROWSER`), then a smoke of both in
+/// WebKit (tests/www/webkit.mjs: WebKitGTK's MiniBrowser under Xvfb).
 pub fn test() -> Result {
-    ensure_apt(&[("chromium", "chromium"), ("firefox-esr", "firefox-esr")])?;
+    ensure_apt(&[
+        ("chromium", "chromium"),
+        ("firefox-esr", "firefox-esr"),
+        ("webkit2gtk-driver", "WebKitWebDriver"),
+        ("xvfb", "Xvfb"),
+    ])?;
     build()?;
     for engine in ["chromium", "firefox"] {
         eprintln!("-- www suite in {engine}");
@@ -169,7 +175,13 @@ pub fn test() -> Result {
             ],
         )?;
     }
-    Ok(())
+    eprintln!("-- www smoke in webkit");
+    run_in(
+        &root().join("tests/www"),
+        "node",
+        &["--test-timeout=300000", "webkit.mjs"],
+        &[],
+    )
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
