@@ -479,6 +479,12 @@ function loadPrefs() {
 
 // ---- wiring ----
 
+// Both layout lists offer the presets, named once in layouts.js, before their last option.
+for (const select of [ui.decodeLayout, ui.layout]) {
+  const presets = PRESETS.map((key) => new Option(namesOf(key).title, key));
+  select.lastElementChild.before(...presets);
+}
+ui.layout.value = "default";
 loadPrefs();
 showLayout();
 ui.layout.addEventListener("change", showLayout);
