@@ -188,7 +188,7 @@ test("an app-supplied node id: a number is used as given and held by one tab; a 
   await context.close();
 });
 
-test("where IndexedDB is missing, localStorage keeps the node id and reservation across reloads", { timeout: 120_000 }, async () => {
+test("where IndexedDB is missing, localStorage keeps the node id and reservation across reloads, and a worker (no localStorage) refuses to open", { timeout: 120_000 }, async () => {
   const { context, pages: [page] } = await pages(1, (c) => c.addInitScript(() => {
     Object.defineProperty(globalThis, "indexedDB", { value: undefined });
   }));
@@ -201,6 +201,15 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
   await reload(page);
   const second = await open(page);
   assert.equal(second.node, first.node);
+  // A worker, which has no localStorage, cannot keep a reservation there: it refuses to open.
+  const worker = await page.evaluate(async () => {
+    const { worker: w, ask } = await startWorker();
+    await ask({ withoutIndexedDB: true });
+    const out = await ask({ open: {} });
+    w.terminate();
+    return out.error;
+  });
+  assert.equal(worker, "Error: snowdrift/browser needs IndexedDB (or, in a window, localStorage) to remember its node id and reservation; neither is available in this context");
   const b = await batch(page, 1000);
   assert.ok(min(b) > max(a), "above the IDs before the reload");
   noErrors(page);

@@ -4,7 +4,7 @@
 // imported after that wrapper is in place, since the package takes Date.now once when it
 // loads. Each port gets { loaded: true } once the package has loaded (messages that
 // arrive during a module's top-level await would be lost, so the handlers are set first).
-// Messages: { offset: ms } moves the clock; { open: options } answers { node, storage };
+// Messages: { withoutIndexedDB: true } hides IndexedDB; { offset: ms } moves the clock; { open: options } answers { node, storage };
 // { batch: n } answers { ids: [decimal strings] }; { ready: true } answers once no
 // reservation write is pending; a failure answers { error }.
 const realNow = Date.now;
@@ -18,7 +18,10 @@ function serve(port) {
   const post = (m) => port.postMessage(m);
   port.onmessage = async ({ data }) => {
     try {
-      if (data.offset !== undefined) {
+      if (data.withoutIndexedDB) {
+        Object.defineProperty(self, "indexedDB", { value: undefined });
+        post({ withoutIndexedDB: true });
+      } else if (data.offset !== undefined) {
         self.clockOffset = data.offset;
         post({ offset: data.offset });
       } else if (data.open) {
