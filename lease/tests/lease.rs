@@ -400,3 +400,40 @@ fn under_switch_node_a_clock_step_back_moves_the_holder_to_a_fresh_lease() {
     let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
     assert_eq!(all.len(), 10_000, "an ID was issued twice");
 }
+
+#[test]
+fn a_generator_switched_onto_a_fresh_lease_with_its_not_before_repeats_none_of_the_previous_holders_ids(
+) {
+    let server = Server::start();
+    let lay = layout(1); // two node ids
+    let space = Space::new("test:switch-onto", lay).ttl_ms(600).skew_ms(100);
+    let client = server.client();
+    // The previous holder of node 1 issues, then goes away without releasing.
+    let _zero = Lease::acquire(&client, &space).expect("node 0");
+    let previous = Lease::acquire(&client, &space).expect("node 1");
+    assert_eq!(previous.node(), 1);
+    let theirs = take(&previous, 5_000);
+    previous.abandon();
+    sleep(Duration::from_millis(800)); // its lease ends
+                                       // A generator of its own, whose clock is 2.5 s behind, switches onto node 1 when its
+                                       // new lease arrives: with the lease's notBefore, above the previous holder's IDs.
+    let behind = snowdrift::FnClock(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as u64
+            - 2_500
+    });
+    let mut gen = snowdrift::Generator::new(behind, lay, 0, snowdrift::Policy::SwitchNode)
+        .expect("generator");
+    let fresh = Lease::acquire(&client, &space).expect("node 1 again");
+    assert_eq!(fresh.node(), 1);
+    gen.switch_node(fresh.node(), fresh.not_before_ms())
+        .expect("switch");
+    let seen: HashSet<u64> = theirs.iter().copied().collect();
+    for _ in 0..5_000 {
+        let id = gen.next().expect("id");
+        assert!(!seen.contains(&id));
+        assert!(time_of(lay, id) > fresh.not_before_ms());
+    }
+}
