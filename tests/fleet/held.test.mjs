@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
 import { startServer, sleep } from "./redis-server.mjs";
-import { assertDisjoint, issueFor, leaseWhenFree, until } from "./holders.mjs";
+import { assertDisjoint, issueFor, leaseWhenFree, until, withClient } from "./holders.mjs";
 import { connect } from "./clients.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -107,8 +107,7 @@ test("Redis paused (CLIENT PAUSE) past the lapse: the holder stops, the next hol
 });
 
 test("renewal replies lost on the way back: the holder lapses by its own count, and the next holder waits for the fence Redis recorded", async () => {
-  const { client, close } = await connect("redis", server.port);
-  try {
+  await withClient("redis", server.port, async (client) => {
     // The renewals run on Redis, but their replies never reach the holder.
     // (Renew and release take four arguments, acquire seven.)
     let drop = false;
@@ -132,14 +131,11 @@ test("renewal replies lost on the way back: the holder lapses by its own count, 
     const idsB = await issueFor(b.generator(), 200);
     assertDisjoint([idsA, idsB], "the holder whose replies were lost and the next one");
     await b.release();
-  } finally {
-    close();
-  }
+  });
 });
 
 test("SCRIPT FLUSH under a holder: its renewals load the script again and it stays live", async () => {
-  const { client, close } = await connect("redis", server.port);
-  try {
+  await withClient("redis", server.port, async (client) => {
     const a = await leaseNode(client, { key: space("flush"), layout: layout(3), ttlMs: 600, skewMs: 100, renewEveryMs: 150 });
     const gen = a.generator();
     await server.cli("SCRIPT", "FLUSH");
@@ -149,14 +145,11 @@ test("SCRIPT FLUSH under a holder: its renewals load the script again and it sta
     assert.ok(a.until > until0, "renewals went on");
     assert.ok(gen.next() > 0n);
     await a.release();
-  } finally {
-    close();
-  }
+  });
 });
 
 test("10 ms ticks: a release and a reclaim hand the id on without a shared tick", async () => {
-  const { client, close } = await connect("redis", server.port);
-  try {
+  await withClient("redis", server.port, async (client) => {
     const l = layout(0, { unitMs: 10 });
     const opts = { key: space("ticks"), layout: l, ttlMs: 600, skewMs: 100, renewEveryMs: 150 };
     const a = await leaseNode(client, opts);
@@ -180,7 +173,5 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     assert.ok(idsD.every((id) => tick(id) > tick(lastC)), "after a reclaim too");
     assertDisjoint([idsA, idsB, idsC, idsD], "four holders of one id");
     await d.release();
-  } finally {
-    close();
-  }
+  });
 });

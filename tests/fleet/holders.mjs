@@ -2,7 +2,25 @@
 // check that two holders never issued the same ID.
 import assert from "node:assert/strict";
 import { leaseNode } from "snowdrift/redis";
+import { connect } from "./clients.mjs";
 import { sleep } from "./redis-server.mjs";
+
+/** Runs `f(client)` with a fresh client of `kind` to 127.0.0.1:port, closing it after. */
+export async function withClient(kind, port, f) {
+  const { client, close } = await connect(kind, port);
+  try {
+    return await f(client);
+  } finally {
+    close();
+  }
+}
+
+/** A stand-in for a generator that comes later (a holder that leases mid-test): its
+ * `nextBatch` gives nothing until `set(gen)`, then the generator's IDs. */
+export function later() {
+  let gen;
+  return { set: (g) => (gen = g), nextBatch: (n) => (gen ? gen.nextBatch(n) : []) };
+}
 
 /** Polls `f` every 10 ms until it returns a truthy value, at most `ms`. */
 export async function until(what, f, ms) {

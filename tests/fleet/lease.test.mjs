@@ -10,7 +10,7 @@ import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
 import { startServer, startCluster, freePort, sleep } from "./redis-server.mjs";
 import { KINDS, connect, connectCluster } from "./clients.mjs";
-import { leaseWhenFree, until } from "./holders.mjs";
+import { leaseWhenFree, until, withClient as withClientAt } from "./holders.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, "../../wasm/pkg/bin/snowdrift.cjs");
@@ -27,15 +27,8 @@ after(async () => {
   await server?.stop();
 });
 
-/** Runs `f(client)` with a fresh client of `kind` on `port`, closing it after. */
-async function withClient(kind, f, port = server.port) {
-  const { client, close } = await connect(kind, port);
-  try {
-    return await f(client);
-  } finally {
-    close();
-  }
-}
+/** Runs `f(client)` with a fresh client of `kind` (on this file's server unless `port`). */
+const withClient = (kind, f, port = server.port) => withClientAt(kind, port, f);
 
 /** Makes the space `opts.key` and waits out a new space's guard (its first leases are
  * fenced after `ttlMs + skewMs`), so that the next lease issues at the clock's time. */

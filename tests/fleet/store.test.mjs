@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { leaseNode } from "snowdrift/redis";
 import { startServer, sleep } from "./redis-server.mjs";
 import { KINDS, connect } from "./clients.mjs";
-import { assertDisjoint } from "./holders.mjs";
+import { assertDisjoint, later } from "./holders.mjs";
 
 const layout = (nodeBits, epochMs = 1704067200000) => ({ timeBits: 41, nodeBits, sequenceBits: 12, epochMs });
 let spaces = 0;
@@ -101,15 +101,15 @@ test("after Redis restarts empty, a host whose clock is 2.5 s behind, leasing on
     const first = await leaseNode(client, opts); // id 0; the old holder gets id 1
     const a = await leaseNode(client, opts);
     const genA = a.generator({ onClockBackwards: "borrow" });
-    let genB;
-    const [idsA, idsB] = await issueWhile([genA, { nextBatch: (n) => (genB ? genB.nextBatch(n) : []) }], async () => {
+    const genB = later();
+    const [idsA, idsB] = await issueWhile([genA, genB], async () => {
       await sleep(2700); // the old holder issues for longer than the new host's clock is behind
       await server.restart();
       const other = await leaseNode(client, opts); // makes the new space (id 0)
       await sleep(OPTS.ttlMs + OPTS.skewMs + 100); // the new space's guard passes
       const b = await leaseNode(client, { ...opts, clock: () => Date.now() - 2500 });
       assert.equal(b.node, a.node, "the lost data had given this id to the old holder");
-      genB = b.generator({ onClockBackwards: "borrow" });
+      genB.set(b.generator({ onClockBackwards: "borrow" }));
       await other.release();
     });
     await first.release();
@@ -125,15 +125,15 @@ test("a space key removed on its own (as allkeys-lru eviction does with the meta
     const first = await leaseNode(client, opts); // id 0; the holder watched gets id 1
     const a = await leaseNode(client, opts);
     const genA = a.generator({ onClockBackwards: "borrow" });
-    let genB;
-    const [idsA, idsB] = await issueWhile([genA, { nextBatch: (n) => (genB ? genB.nextBatch(n) : []) }], async () => {
+    const genB = later();
+    const [idsA, idsB] = await issueWhile([genA, genB], async () => {
       await sleep(200);
       await server.cli("DEL", `{${key}}:meta`);
       const other = await leaseNode(client, opts); // makes the space again (id 0)
       await sleep(OPTS.ttlMs + OPTS.skewMs + 100); // past its guard
       const b = await leaseNode(client, opts);
       assert.equal(b.node, a.node);
-      genB = b.generator({ onClockBackwards: "borrow" });
+      genB.set(b.generator({ onClockBackwards: "borrow" }));
       await other.release();
     });
     await first.release();
@@ -151,13 +151,13 @@ test("a restart from an older RDB snapshot: holders whose newest renewals it lac
       const opts = { key, layout: layout(1), ...OPTS };
       const held = [await leaseNode(client, opts), await leaseNode(client, opts)];
       const gens = held.map((l) => l.generator({ onClockBackwards: "borrow" }));
-      let genB;
-      const lists = await issueWhile([...gens, { nextBatch: (n) => (genB ? genB.nextBatch(n) : []) }], async () => {
+      const genB = later();
+      const lists = await issueWhile([...gens, genB], async () => {
         await server.cli("SAVE");
         await sleep(OPTS.ttlMs + 200); // renewals go on; the snapshot's fences pass
         await server.restart(); // loads the snapshot
         const b = await leaseNode(client, opts);
-        genB = b.generator({ onClockBackwards: "borrow" });
+        genB.set(b.generator({ onClockBackwards: "borrow" }));
         await sleep(OPTS.ttlMs + OPTS.skewMs + 300);
       });
       assert.ok(lists[2].length > 1000, `${lists[2].length} IDs from the new holder`);
@@ -179,14 +179,14 @@ test("a failover to a replica that had not caught up: the ids its copy shows as 
     const opts = { key, layout: layout(1), ...OPTS };
     const held = [await leaseNode(m.client, opts), await leaseNode(m.client, opts)];
     const gens = held.map((l) => l.generator({ onClockBackwards: "borrow" }));
-    let genB;
-    const lists = await issueWhile([...gens, { nextBatch: (n) => (genB ? genB.nextBatch(n) : []) }], async () => {
+    const genB = later();
+    const lists = await issueWhile([...gens, genB], async () => {
       await master.cli("WAIT", "1", "1000");
       await replica.cli("REPLICAOF", "NO", "ONE"); // the replica stops following: it lags from here
       await sleep(OPTS.ttlMs + 200); // renewals go on at the master; the replica's fences pass
       await master.stop(); // the failover: clients move to the replica
       const b = await leaseNode(r.client, opts);
-      genB = b.generator({ onClockBackwards: "borrow" });
+      genB.set(b.generator({ onClockBackwards: "borrow" }));
       await sleep(OPTS.ttlMs + OPTS.skewMs + 300);
     });
     assert.ok(lists[2].length > 1000, `${lists[2].length} IDs from the new holder`);
