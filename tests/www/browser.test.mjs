@@ -232,6 +232,8 @@ test("no ID is issued past what storage holds: a window renews a burst's reserva
     const out = { opened: await ask({ open: { name: "w", reserveMs: 2 } }) };
     out.burst = (await ask({ batch: 1 << 20 })).error;
     out.ready = (await ask({ ready: true })).ready;
+    // A caller that takes a moment before calling again: the clock goes on meanwhile.
+    await new Promise((r) => setTimeout(r, 200));
     const after = await ask({ batch: 1 << 20 });
     out.after = after.error ?? after.ids.length;
     out.newest = after.ids?.at(-1);

@@ -30,6 +30,8 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const DB = "snowdrift";
 const DB_VERSION = 1;
 const STORE = "nodes";
+// How long a caller may take between a refused call, `await gen.ready` and the call again.
+const RETRY_MARGIN_MS = 1000;
 const OPTIONS = ["name", "layout", "node", "maxNodes", "reserveMs", "maxAheadMs", "storage", "persist"];
 
 /**
@@ -533,7 +535,10 @@ export class BrowserSnowdrift {
   #retry(e, n, call) {
     if (this.#gen === CLOSED || !PAST_FENCE.test(e?.message)) throw e;
     const { facts, storage } = this.#s;
-    this.#renew(Math.ceil(n / facts.perTick) * facts.unitMs);
+    // Far enough for the call, and (in a worker) for a second more while the caller awaits
+    // `ready` and calls again: the clock goes on meanwhile.
+    const span = Math.ceil(n / facts.perTick) * facts.unitMs;
+    this.#renew(storage.window ? span : span + RETRY_MARGIN_MS);
     if (storage.window && !this.#failure) {
       try {
         return call();
