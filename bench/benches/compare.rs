@@ -36,8 +36,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use ferroid::base32::Base32SnowExt;
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
-use ferroid::time::{TimeSource, TWITTER_EPOCH};
-use snowdrift::{text, AtomicGenerator, Clock, Generator, Layout, MonotonicClock, Policy};
+use ferroid::time::{TWITTER_EPOCH, TimeSource};
+use snowdrift::{AtomicGenerator, Clock, Generator, Layout, MonotonicClock, Policy, text};
 
 /// Samples per contender and row; the figure is their median.
 const SAMPLES: usize = 31;
@@ -258,7 +258,7 @@ fn bursts<'a>(mut op: impl FnMut() + 'a) -> Runner<'a> {
 }
 
 /// `iters` operations split over two threads; the wall time from the moment both start.
-fn two_threads<'a, G: Sync + 'a>(gen: G, op: impl Fn(&G) + Sync + 'a) -> Runner<'a> {
+fn two_threads<'a, G: Sync + 'a>(generator: G, op: impl Fn(&G) + Sync + 'a) -> Runner<'a> {
     Box::new(move |iters| {
         let barrier = Barrier::new(2);
         let per_thread = iters.div_ceil(2);
@@ -269,7 +269,7 @@ fn two_threads<'a, G: Sync + 'a>(gen: G, op: impl Fn(&G) + Sync + 'a) -> Runner<
                         barrier.wait();
                         let start = Instant::now();
                         for _ in 0..per_thread {
-                            op(&gen);
+                            op(&generator);
                         }
                         (start, Instant::now())
                     })
@@ -411,8 +411,12 @@ fn sustained_one(buf: &mut Buffers, mut next: impl FnMut() -> u64) -> f64 {
     correct(&mut buf.a, &mut buf.b) as f64 / elapsed.as_secs_f64()
 }
 
-/// Correct IDs per second from two threads sharing `gen` over [`RUN`].
-fn sustained_two<G: Sync>(buf: &mut Buffers, gen: &G, next: impl Fn(&G) -> u64 + Sync) -> f64 {
+/// Correct IDs per second from two threads sharing `generator` over [`RUN`].
+fn sustained_two<G: Sync>(
+    buf: &mut Buffers,
+    generator: &G,
+    next: impl Fn(&G) -> u64 + Sync,
+) -> f64 {
     let barrier = Barrier::new(2);
     let next = &next;
     let spans: Vec<(Instant, Instant)> = thread::scope(|s| {
@@ -423,7 +427,7 @@ fn sustained_two<G: Sync>(buf: &mut Buffers, gen: &G, next: impl Fn(&G) -> u64 +
                 s.spawn(move || {
                     barrier.wait();
                     let start = Instant::now();
-                    collect_until(start + RUN, ids, || next(gen));
+                    collect_until(start + RUN, ids, || next(generator));
                     (start, Instant::now())
                 })
             })

@@ -29,10 +29,10 @@ use crate::policy::Policy;
 /// ```
 /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
 /// use std::{sync::Arc, thread};
-/// let gen = Arc::new(AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 9, Policy::DEFAULT)?);
+/// let generator = Arc::new(AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 9, Policy::DEFAULT)?);
 /// let handles: Vec<_> = (0..2).map(|_| {
-///     let gen = Arc::clone(&gen);
-///     thread::spawn(move || (0..1000).map(|_| gen.next().unwrap()).collect::<Vec<_>>())
+///     let generator = Arc::clone(&generator);
+///     thread::spawn(move || (0..1000).map(|_| generator.next().unwrap()).collect::<Vec<_>>())
 /// }).collect();
 /// let mut all: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
 /// all.sort_unstable();
@@ -48,7 +48,7 @@ use crate::policy::Policy;
 /// fn board_ms() -> u64 { 1_750_000_000_000 } // a hardware timer, in real firmware
 /// static IDS: AtomicGenerator<FnClock<fn() -> u64>> =
 ///     match AtomicGenerator::new(FnClock(board_ms as fn() -> u64), Layout::DEFAULT, 3, Policy::Fail) {
-///         Ok(gen) => gen,
+///         Ok(generator) => generator,
 ///         Err(_) => panic!("node 3 does not fit"), // a compile-time error
 ///     };
 /// assert!(IDS.next().unwrap() > 0);
@@ -132,8 +132,8 @@ impl<C: Clock> AtomicGenerator<C> {
     ///
     /// ```
     /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
-    /// let gen = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
-    /// let batch = gen.next_batch(64)?;
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(64)?;
     /// assert!(batch.len() >= 1 && batch.len() <= 64);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
@@ -199,11 +199,11 @@ impl<C: Clock> AtomicGenerator<C> {
     /// ```
     /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// gen.set_fence_ms(1_750_000_000_000); // nothing at or after now
-    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
-    /// gen.set_fence_ms(1_750_000_010_000);
-    /// assert!(gen.next().is_ok());
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// generator.set_fence_ms(1_750_000_000_000); // nothing at or after now
+    /// assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+    /// generator.set_fence_ms(1_750_000_010_000);
+    /// assert!(generator.next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn set_fence_ms(&self, ms: u64) {
@@ -218,9 +218,9 @@ impl<C: Clock> AtomicGenerator<C> {
     /// ```
     /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// let id = gen.next()?;
-    /// assert!(gen.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = generator.next()?;
+    /// assert!(generator.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn issued_through_ms(&self) -> u64 {
@@ -242,10 +242,10 @@ impl<C: Clock> AtomicGenerator<C> {
     /// ```
     /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let gen = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// let id = gen.next()?;
-    /// assert!(gen.stop() >= Layout::DEFAULT.decode(id)?.time_ms);
-    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = generator.next()?;
+    /// assert!(generator.stop() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn stop(&self) -> u64 {

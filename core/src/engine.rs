@@ -11,7 +11,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Field, RangeError};
 #[cfg(target_arch = "wasm32")]
 use crate::layout::checked_mul_u32;
-use crate::layout::{mask, Layout, Order};
+use crate::layout::{Layout, Order, mask};
 use crate::policy::Policy;
 
 /// How many clock readings in a row that do not move forward a waiting call accepts
@@ -391,6 +391,18 @@ impl Engine {
             return Step::NextTick { at_ms: now_ms };
         }
         match self.policy {
+            // Past the bound by at most the bound: the lead grew by taking ticks (a tick's
+            // worth past it under load) or by a step back no larger than the bound. Wait
+            // for the clock, as for a used-up tick; a larger step is an error at once.
+            Policy::Borrow { max_ahead_ms }
+                if need_ms - u64::from(max_ahead_ms) <= u64::from(max_ahead_ms) =>
+            {
+                Step::Wait(Behind {
+                    at_ms: now_ms,
+                    target_ms: now_ms + (need_ms - u64::from(max_ahead_ms)),
+                    limit_ms: u64::from(max_ahead_ms),
+                })
+            }
             Policy::Borrow { max_ahead_ms } => Step::Fail(Error::TooFarAhead {
                 ahead_ms: need_ms,
                 limit_ms: u64::from(max_ahead_ms),

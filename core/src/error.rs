@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::message::{quoted, render, utf8, Message};
+use crate::message::{Message, quoted, render, utf8};
 
 /// The part of an ID (or of a layout) that a value was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -199,10 +199,10 @@ impl fmt::Display for LayoutError {
 /// ```
 /// use snowdrift::{Generator, Layout, ManualClock, Policy};
 /// let clock = ManualClock::new(1_750_000_000_000);
-/// let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Fail).unwrap();
-/// gen.next().unwrap();
+/// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Fail).unwrap();
+/// generator.next().unwrap();
 /// clock.rewind(37);
-/// let err = gen.next().unwrap_err();
+/// let err = generator.next().unwrap_err();
 /// assert_eq!(err.to_string(), "clock moved backwards by 37 ms (limit 0 ms)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -227,7 +227,8 @@ pub enum Error {
     /// Only `try_*` calls return this.
     WouldBlock,
     /// Under [`Policy::Borrow`](crate::Policy::Borrow), the next ID would be further ahead
-    /// of the clock than allowed.
+    /// of the clock than a call may borrow and then wait for: more than twice the policy's
+    /// `max_ahead_ms` (the clock stepped back by more than the bound).
     TooFarAhead {
         /// How far ahead the next ID would be, in milliseconds.
         ahead_ms: u64,
@@ -293,7 +294,7 @@ impl Error {
             ),
             Error::WouldBlock => ("no ID available without waiting", [0; 4]),
             Error::TooFarAhead { ahead_ms, limit_ms } => (
-                "next ID would be \x01 ms ahead of the clock (limit \x02 ms)",
+                "next ID would be \x01 ms ahead of the clock (limit \x02 ms, then a wait of up to \x02 ms)",
                 [ahead_ms, limit_ms, 0, 0],
             ),
             Error::Time(e) | Error::Range(e) => return e.message(),
@@ -459,7 +460,9 @@ mod tests {
             }
             Error::WouldBlock => "no ID available without waiting".to_string(),
             Error::TooFarAhead { ahead_ms, limit_ms } => {
-                format!("next ID would be {ahead_ms} ms ahead of the clock (limit {limit_ms} ms)")
+                format!(
+                    "next ID would be {ahead_ms} ms ahead of the clock (limit {limit_ms} ms, then a wait of up to {limit_ms} ms)"
+                )
             }
             Error::Time(RangeError {
                 field: Field::Time,

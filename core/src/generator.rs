@@ -11,12 +11,12 @@ use crate::policy::Policy;
 /// ```
 /// use snowdrift::{Generator, Layout, ManualClock, Policy};
 /// let clock = ManualClock::new(1_750_000_000_000);
-/// let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
-/// let batch = gen.next_batch(100)?;
+/// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+/// let batch = generator.next_batch(100)?;
 /// assert_eq!(batch.len(), 100);
 /// let ids: Vec<u64> = batch.collect();
 /// assert!(ids.windows(2).all(|w| w[1] > w[0]));
-/// assert!(gen.next()? > ids[99]);
+/// assert!(generator.next()? > ids[99]);
 /// # Ok::<(), snowdrift::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,9 +118,9 @@ impl ExactSizeIterator for Batch {}
 ///
 /// ```
 /// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
-/// let mut gen = Generator::new(MonotonicClock::new(), Layout::TWITTER, 33, Policy::DEFAULT)?;
-/// let a = gen.next()?;
-/// let b = gen.next()?;
+/// let mut generator = Generator::new(MonotonicClock::new(), Layout::TWITTER, 33, Policy::DEFAULT)?;
+/// let a = generator.next()?;
+/// let b = generator.next()?;
 /// assert!(b > a);
 /// assert_eq!(Layout::TWITTER.decode(b)?.node, 33);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -131,8 +131,8 @@ impl ExactSizeIterator for Batch {}
 ///
 /// ```compile_fail
 /// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
-/// let gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
-/// let twin = gen.clone();
+/// let generator = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+/// let twin = generator.clone();
 /// # Ok::<(), snowdrift::Error>(())
 /// ```
 #[derive(Debug)]
@@ -172,12 +172,12 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     /// use snowdrift::{Generator, Layout, ManualClock};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let mut gen = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1)?;
-    /// let a = gen.next()?;
+    /// let mut generator = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1)?;
+    /// let a = generator.next()?;
     /// clock.advance(3);
-    /// let b = gen.next()?;
+    /// let b = generator.next()?;
     /// clock.rewind(3); // back to the tick of `a`
-    /// let c = gen.next()?;
+    /// let c = generator.next()?;
     /// assert!(a < c && c < b); // unique, not monotonic
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
@@ -214,11 +214,11 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 0, Policy::DEFAULT)?;
-    /// for _ in 0..4096 { gen.try_next()?; } // a 12-bit sequence: 4096 per tick
-    /// assert_eq!(gen.try_next(), Err(Error::WouldBlock));
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 0, Policy::Wait { max_wait_ms: 100 })?;
+    /// for _ in 0..4096 { generator.try_next()?; } // a 12-bit sequence: 4096 per tick
+    /// assert_eq!(generator.try_next(), Err(Error::WouldBlock));
     /// clock.advance(1);
-    /// assert!(gen.try_next().is_ok());
+    /// assert!(generator.try_next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     #[inline(always)]
@@ -253,9 +253,9 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     ///
     /// ```
     /// use snowdrift::{Generator, Layout, MonotonicClock, Policy};
-    /// let mut gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let mut generator = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
     /// let mut ids = [0u64; 10_000];
-    /// assert_eq!(gen.fill(&mut ids)?, 10_000);
+    /// assert_eq!(generator.fill(&mut ids)?, 10_000);
     /// assert!(ids.windows(2).all(|w| w[1] > w[0]));
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
@@ -297,9 +297,9 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// let clock = ManualClock::new(1_750_000_000_000);
     /// let persisted = 1_750_000_000_000 + 60_000; // saved by the previous run
     /// clock.advance(1_000); // restarted a second later
-    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// gen.resume_after_ms(persisted)?;
-    /// let id = gen.next()?;
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// generator.resume_after_ms(persisted)?;
+    /// let id = generator.next()?;
     /// assert!(Layout::DEFAULT.decode(id)?.time_ms > persisted);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
@@ -324,13 +324,13 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// gen.set_fence_ms(1_750_000_010_000); // the lease ends in 10 s
-    /// assert!(gen.next().is_ok());
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// generator.set_fence_ms(1_750_000_010_000); // the lease ends in 10 s
+    /// assert!(generator.next().is_ok());
     /// clock.advance(10_000);
-    /// assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
-    /// gen.set_fence_ms(1_750_000_020_000); // renewed
-    /// assert!(gen.next().is_ok());
+    /// assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+    /// generator.set_fence_ms(1_750_000_020_000); // renewed
+    /// assert!(generator.next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn set_fence_ms(&mut self, ms: u64) {
@@ -349,14 +349,14 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     /// use snowdrift::{Error, Generator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::SwitchNode)?;
-    /// gen.next()?;
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::SwitchNode)?;
+    /// generator.next()?;
     /// clock.rewind(5_000);
-    /// assert_eq!(gen.next(), Err(Error::SwitchNode { by_ms: 5_000 }));
-    /// assert_eq!(gen.switch_node(1, 0), Err(Error::SameNode { node: 1 }));
+    /// assert_eq!(generator.next(), Err(Error::SwitchNode { by_ms: 5_000 }));
+    /// assert_eq!(generator.switch_node(1, 0), Err(Error::SameNode { node: 1 }));
     /// // Node 2's previous holder issued up to 1_750_000_002_000 (its lease's notBefore).
-    /// gen.switch_node(2, 1_750_000_002_000)?;
-    /// let parts = Layout::DEFAULT.decode(gen.next()?)?;
+    /// generator.switch_node(2, 1_750_000_002_000)?;
+    /// let parts = Layout::DEFAULT.decode(generator.next()?)?;
     /// assert_eq!(parts.node, 2);
     /// assert!(parts.time_ms > 1_750_000_002_000);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -383,9 +383,9 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     /// ```
     /// use snowdrift::{Generator, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let mut gen = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// let id = gen.next()?;
-    /// assert!(gen.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
+    /// let id = generator.next()?;
+    /// assert!(generator.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn issued_through_ms(&self) -> u64 {

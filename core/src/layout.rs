@@ -148,7 +148,7 @@ impl LayoutBuilder {
                 return Err(LayoutError::TimeSpanTooLong {
                     time_bits: b.time_bits,
                     unit_ms: b.unit_ms,
-                })
+                });
             }
         };
         let max_epoch_ms = i64::MAX as u64 - span;

@@ -8,8 +8,8 @@
 //! ```
 //! use snowdrift::{Generator, Layout, MonotonicClock, Policy, text};
 //!
-//! let mut gen = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 42, Policy::DEFAULT)?;
-//! let id = gen.next()?;
+//! let mut generator = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 42, Policy::DEFAULT)?;
+//! let id = generator.next()?;
 //! let parts = Layout::DEFAULT.decode(id)?;
 //! assert_eq!(parts.node, 42);
 //! let text = text::to_base32(id); // 13 characters, sorts like the number
@@ -33,8 +33,8 @@
 //! # Features
 //! - `std` (default): [`SystemClock`] and [`MonotonicClock`]. Errors implement
 //!   `core::error::Error` with or without it.
-//! - `atomic`: [`AtomicGenerator`] and [`CounterClock`], through `portable-atomic` (with
-//!   `require-cas`). On targets without 64-bit atomics the *final binary* enables
+//! - `atomic` (default): [`AtomicGenerator`] and [`CounterClock`], through `portable-atomic`
+//!   (with `require-cas`). On targets without 64-bit atomics the *final binary* enables
 //!   portable-atomic's `critical-section` feature (and provides an implementation, e.g.
 //!   `cortex-m`'s `critical-section-single-core`); this library never does. Cortex-M3/M4/M7
 //!   have 32-bit but no 64-bit atomics: there portable-atomic ignores `critical-section`
@@ -58,7 +58,7 @@
 //! 4. Bad input returns an error naming the value and the allowed range, and changes
 //!    nothing.
 //!
-//! MSRV: Rust 1.81.
+//! MSRV: Rust 1.85 (edition 2024), checked by `cargo xtask test lint`.
 
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]

@@ -6,7 +6,7 @@ use core::fmt;
 use crate::clock::Clock;
 use crate::engine::{self, Behind, Step};
 use crate::error::{Error, Field, ParseError, RangeError};
-use crate::text::{self, IdText, HEX, HEX_VALUES, INVALID};
+use crate::text::{self, HEX, HEX_VALUES, INVALID, IdText};
 
 /// A MongoDB ObjectId (12 bytes).
 ///
@@ -98,10 +98,10 @@ impl fmt::Display for ObjectId {
 /// ```
 /// use snowdrift::{ManualClock, ObjectIdGenerator};
 /// let clock = ManualClock::new(1_548_386_252_123);
-/// let mut gen = ObjectIdGenerator::new(&clock, [0x0e, 0xd0, 0x24, 0x00, 0x01], 0xa79289);
-/// let oid = gen.next()?;
+/// let mut generator = ObjectIdGenerator::new(&clock, [0x0e, 0xd0, 0x24, 0x00, 0x01], 0xa79289);
+/// let oid = generator.next()?;
 /// assert_eq!(oid.to_string(), "5c4a7fcc0ed0240001a79289");
-/// assert_eq!(gen.next()?.counter(), 0xa7928a);
+/// assert_eq!(generator.next()?.counter(), 0xa7928a);
 /// # Ok::<(), snowdrift::Error>(())
 /// ```
 #[derive(Debug)]
@@ -143,11 +143,11 @@ impl<C: Clock> ObjectIdGenerator<C> {
     /// ```
     /// use snowdrift::{Error, ManualClock, ObjectIdGenerator};
     /// let clock = ManualClock::new(1_548_386_252_123);
-    /// let mut gen = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 0);
-    /// for _ in 0..1 << 24 { gen.try_next()?; }
-    /// assert_eq!(gen.try_next(), Err(Error::WouldBlock)); // the second is full
+    /// let mut generator = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 0);
+    /// for _ in 0..1 << 24 { generator.try_next()?; }
+    /// assert_eq!(generator.try_next(), Err(Error::WouldBlock)); // the second is full
     /// clock.advance(1_000);
-    /// assert!(gen.try_next().is_ok());
+    /// assert!(generator.try_next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn try_next(&mut self) -> Result<ObjectId, Error> {
@@ -215,9 +215,9 @@ mod tests {
     #[test]
     fn counter_wraps_at_24_bits() {
         let clock = crate::ManualClock::new(0);
-        let mut gen = ObjectIdGenerator::new(&clock, [0; 5], 0xff_ffff);
-        assert_eq!(gen.next().unwrap().counter(), 0xff_ffff);
-        assert_eq!(gen.next().unwrap().counter(), 0);
+        let mut generator = ObjectIdGenerator::new(&clock, [0; 5], 0xff_ffff);
+        assert_eq!(generator.next().unwrap().counter(), 0xff_ffff);
+        assert_eq!(generator.next().unwrap().counter(), 0);
     }
 
     #[test]

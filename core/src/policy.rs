@@ -7,7 +7,7 @@
 /// |---|---|---|---|
 /// | `Fail` | `Err(ClockBackwards)` with the step size | wait for the next tick | yes |
 /// | `Wait` | wait up to `max_wait_ms` for the clock to catch up, else `Err(ClockBackwards)` | wait for the next tick | yes |
-/// | `Borrow` | go on from the newest tick used (a logical clock that never goes back), up to `max_ahead_ms` ahead of the clock, else `Err(TooFarAhead)` | take the next tick early | yes |
+/// | `Borrow` (the default, 1 s) | go on from the newest tick used (a logical clock that never goes back), up to `max_ahead_ms` ahead of the clock; past that, wait for the clock, at most `max_ahead_ms`; further than twice the bound ahead (a step back larger than the bound): `Err(TooFarAhead)` | take the next tick early, up to the bound; then wait for the clock | yes |
 /// | `History` | reuse unspent sequence numbers of the ticks in the generator's ring; older ticks: `Err(ClockBackwards)` | wait for the next tick | **no**: unique, but an ID may be below an earlier one |
 /// | `SwitchNode` | `Err(SwitchNode)`: move to another node id, after its previous holder's IDs ([`Generator::switch_node`](crate::Generator::switch_node)), and go on | wait for the next tick | per node |
 ///
@@ -23,10 +23,10 @@
 /// ```
 /// use snowdrift::{Generator, Layout, ManualClock, Policy};
 /// let clock = ManualClock::new(1_750_000_000_000);
-/// let mut gen = Generator::new(&clock, Layout::DEFAULT, 7, Policy::Borrow { max_ahead_ms: 1000 })?;
-/// let a = gen.next()?;
+/// let mut generator = Generator::new(&clock, Layout::DEFAULT, 7, Policy::Borrow { max_ahead_ms: 1000 })?;
+/// let a = generator.next()?;
 /// clock.rewind(500); // NTP stepped the clock back
-/// let b = gen.next()?; // still increasing: borrowed from the logical clock
+/// let b = generator.next()?; // still increasing: borrowed from the logical clock
 /// assert!(b > a);
 /// # Ok::<(), snowdrift::Error>(())
 /// ```
@@ -55,10 +55,12 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// The default: [`Policy::Wait`] up to 100 ms. Small steps (NTP corrections, a VM
-    /// resumed) cost a short wait and nothing else; large ones are reported instead of
-    /// stalling a caller for long.
-    pub const DEFAULT: Policy = Policy::Wait { max_wait_ms: 100 };
+    /// The default, in Rust and JS alike: [`Policy::Borrow`] up to 1 s ahead. A step back
+    /// of the clock (an NTP correction, a VM resumed) costs no wait and no error; load
+    /// beyond the layout's rate waits for the clock about a tick at a time; IDs stay
+    /// within a second of real time, so they still order across nodes by when they were
+    /// made. Only a step back of more than a second is an error.
+    pub const DEFAULT: Policy = Policy::Borrow { max_ahead_ms: 1000 };
 }
 
 impl Default for Policy {

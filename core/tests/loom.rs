@@ -9,8 +9,8 @@
 //! (`cargo xtask test` does).
 #![cfg(all(loom, feature = "atomic"))]
 
-use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
+use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
 use snowdrift::{AtomicGenerator, Clock, CounterClock, Error, Layout, Policy};
 
@@ -59,12 +59,12 @@ fn two_threads_with_a_moving_clock_never_share_an_id() {
             now: AtomicU64::new(EPOCH),
             step: 1,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
         let other = {
-            let gen = gen.clone();
-            thread::spawn(move || vec![gen.next().unwrap(), gen.next().unwrap()])
+            let generator = generator.clone();
+            thread::spawn(move || vec![generator.next().unwrap(), generator.next().unwrap()])
         };
-        let mine = vec![gen.next().unwrap(), gen.next().unwrap()];
+        let mine = vec![generator.next().unwrap(), generator.next().unwrap()];
         let theirs = other.join().unwrap();
         let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
         check(all, &[mine, theirs]);
@@ -79,14 +79,14 @@ fn a_full_tick_is_shared_out_exactly_once() {
             now: AtomicU64::new(EPOCH),
             step: 0,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
         let handles: Vec<_> = (0..2)
             .map(|_| {
-                let gen = gen.clone();
-                thread::spawn(move || gen.try_next())
+                let generator = generator.clone();
+                thread::spawn(move || generator.try_next())
             })
             .collect();
-        let mut results = vec![gen.try_next()];
+        let mut results = vec![generator.try_next()];
         results.extend(handles.into_iter().map(|h| h.join().unwrap()));
         let ids: Vec<u64> = results.iter().filter_map(|r| r.ok()).collect();
         assert_eq!(ids.len(), 2);
@@ -108,12 +108,12 @@ fn batches_and_single_ids_do_not_overlap() {
             now: AtomicU64::new(EPOCH),
             step: 1,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 2, Policy::Fail).unwrap());
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 2, Policy::Fail).unwrap());
         let other = {
-            let gen = gen.clone();
-            thread::spawn(move || gen.next_batch(2).unwrap().collect::<Vec<u64>>())
+            let generator = generator.clone();
+            thread::spawn(move || generator.next_batch(2).unwrap().collect::<Vec<u64>>())
         };
-        let mine = vec![gen.next().unwrap()];
+        let mine = vec![generator.next().unwrap()];
         let theirs = other.join().unwrap();
         let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
         check(all, &[mine, theirs]);
@@ -127,21 +127,21 @@ fn a_resume_mark_above_the_clock_holds_for_every_thread() {
             now: AtomicU64::new(EPOCH),
             step: 1,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
         let mark = EPOCH + 50; // far above the clock
         let other = {
-            let gen = gen.clone();
+            let generator = generator.clone();
             thread::spawn(move || {
-                gen.resume_after_ms(mark).unwrap();
-                gen.next().unwrap()
+                generator.resume_after_ms(mark).unwrap();
+                generator.next().unwrap()
             })
         };
         // Before the mark is seen: an ID of the clock's tick; after: above the mark. The
         // lead travels with the raised slot counter, so no caller mistakes the mark for a
         // step back (Policy::Fail would report it).
-        let mine = gen.next().unwrap();
+        let mine = generator.next().unwrap();
         let theirs = other.join().unwrap();
-        let after = gen.next().unwrap();
+        let after = generator.next().unwrap();
         assert!(layout().decode(theirs).unwrap().time_ms > mark);
         assert!(layout().decode(after).unwrap().time_ms > mark);
         check(vec![mine, theirs, after], &[vec![mine, after]]);
@@ -155,14 +155,14 @@ fn a_fence_set_by_one_thread_stops_the_others() {
             now: AtomicU64::new(EPOCH + 10),
             step: 1,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
-        gen.set_fence_ms(EPOCH + 1_000);
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        generator.set_fence_ms(EPOCH + 1_000);
         let other = {
-            let gen = gen.clone();
-            thread::spawn(move || [gen.next(), gen.next()])
+            let generator = generator.clone();
+            thread::spawn(move || [generator.next(), generator.next()])
         };
-        gen.set_fence_ms(EPOCH + 12); // the lease ends: ticks from EPOCH + 12 on are refused
-        let mine = gen.next();
+        generator.set_fence_ms(EPOCH + 12); // the lease ends: ticks from EPOCH + 12 on are refused
+        let mine = generator.next();
         for r in other.join().unwrap().into_iter().chain([mine]) {
             match r {
                 Ok(id) => assert!(layout().decode(id).unwrap().time_ms < EPOCH + 1_000),
@@ -170,7 +170,7 @@ fn a_fence_set_by_one_thread_stops_the_others() {
             }
         }
         // Every call that starts after the fence moved back honours it.
-        assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+        assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
     });
 }
 
@@ -181,13 +181,13 @@ fn stop_returns_a_time_at_or_after_every_id_any_thread_issued() {
             now: AtomicU64::new(EPOCH + 10),
             step: 1,
         };
-        let gen = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
         let other = {
-            let gen = gen.clone();
-            thread::spawn(move || [gen.next(), gen.next()])
+            let generator = generator.clone();
+            thread::spawn(move || [generator.next(), generator.next()])
         };
         // A lease's release: stop the generator, hand on how far it issued.
-        let through = gen.stop();
+        let through = generator.stop();
         let issued: Vec<u64> = other.join().unwrap().into_iter().flatten().collect();
         for id in issued {
             let time = layout().decode(id).unwrap().time_ms;
@@ -196,7 +196,7 @@ fn stop_returns_a_time_at_or_after_every_id_any_thread_issued() {
                 "ID at {time} ms after the hand-on at {through} ms"
             );
         }
-        assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+        assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
     });
 }
 

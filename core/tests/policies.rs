@@ -9,7 +9,7 @@ use snowdrift::{Error, Field, Generator, Layout, ManualClock, Parts, Policy};
 
 const T0: u64 = 1_750_000_000_000;
 
-fn gen(clock: &ManualClock, policy: Policy) -> Generator<&ManualClock> {
+fn generator(clock: &ManualClock, policy: Policy) -> Generator<&ManualClock> {
     Generator::new(clock, Layout::DEFAULT, 7, policy).unwrap()
 }
 
@@ -31,7 +31,7 @@ fn tiny() -> Layout {
 #[test]
 fn fail_reports_the_step_and_changes_nothing() {
     let clock = ManualClock::new(T0);
-    let mut g = gen(&clock, Policy::Fail);
+    let mut g = generator(&clock, Policy::Fail);
     let a = g.next().unwrap();
     clock.rewind(37);
     assert_eq!(
@@ -64,13 +64,13 @@ fn fail_reports_the_step_and_changes_nothing() {
 #[test]
 fn wait_rides_out_a_small_step_and_refuses_a_large_one() {
     let clock = ManualClock::new(T0).with_step(0);
-    let mut g = gen(&clock, Policy::Wait { max_wait_ms: 10 });
+    let mut g = generator(&clock, Policy::Wait { max_wait_ms: 10 });
     g.next().unwrap();
     clock.rewind(5);
     assert_eq!(g.try_next(), Err(Error::WouldBlock));
     // A clock that moves 1 ms per read catches up after a few reads.
     let ticking = ManualClock::new(T0).with_step(1);
-    let mut g2 = gen(&ticking, Policy::Wait { max_wait_ms: 10 });
+    let mut g2 = generator(&ticking, Policy::Wait { max_wait_ms: 10 });
     let a2 = g2.next().unwrap();
     ticking.rewind(5);
     let reads = ticking.reads();
@@ -93,7 +93,7 @@ fn wait_rides_out_a_small_step_and_refuses_a_large_one() {
 #[test]
 fn borrow_keeps_ids_increasing_up_to_max_ahead() {
     let clock = ManualClock::new(T0);
-    let mut g = gen(
+    let mut g = generator(
         &clock,
         Policy::Borrow {
             max_ahead_ms: 1_000,
@@ -135,13 +135,38 @@ fn borrow_takes_the_next_tick_when_the_sequence_runs_out() {
     assert_eq!(times[0], T0);
     assert_eq!(times[4], T0 + 1);
     assert_eq!(times[8], T0 + 2);
-    assert_eq!(
-        g.next(),
-        Err(Error::TooFarAhead {
-            ahead_ms: 3,
-            limit_ms: 2
-        })
-    );
+    // The lead reached the bound by taking ticks: wait for the clock, as for a used-up tick.
+    assert_eq!(g.try_next(), Err(Error::WouldBlock));
+    clock.advance(1);
+    let id = g.next().unwrap();
+    assert!(id > ids[11]);
+    assert_eq!(tiny().decode(id).unwrap().time_ms, T0 + 3);
+}
+
+#[test]
+fn borrow_under_sustained_load_waits_for_the_clock_at_the_bound_and_never_fails() {
+    // IDs asked for four times as fast as the layout allows (4 per tick, 16 per ms of
+    // clock): the lead grows to the bound, then each call waits about a tick.
+    let reads = std::cell::Cell::new(0u64);
+    let clock = snowdrift::FnClock(|| {
+        reads.set(reads.get() + 1);
+        T0 + reads.get() / 16
+    });
+    let mut g = Generator::new(&clock, tiny(), 1, Policy::Borrow { max_ahead_ms: 100 }).unwrap();
+    let mut last = 0;
+    for i in 0..20_000 {
+        let id = g.next().unwrap_or_else(|e| panic!("ID {i}: {e}"));
+        assert!(id > last);
+        last = id;
+        let ahead = tiny()
+            .decode(id)
+            .unwrap()
+            .time_ms
+            .saturating_sub(T0 + reads.get() / 16);
+        assert!(ahead <= 100, "ID {i} is {ahead} ms ahead of the clock");
+    }
+    // 20,000 IDs at 4 per ms: the logical clock went 5 s, the real one with it.
+    assert!(tiny().decode(last).unwrap().time_ms >= T0 + 4_999);
 }
 
 #[test]
@@ -169,8 +194,8 @@ fn history_reuses_unspent_sequence_numbers_of_recent_ticks() {
         }
     );
     assert_eq!(g.try_next(), Err(Error::WouldBlock)); // T0+3 is full now
-                                                      // The ring holds T0+1..T0+4 (T0+5 is current): T0 has fallen out, so it is refused
-                                                      // rather than risk a duplicate, and T0+1 still serves its spare numbers.
+    // The ring holds T0+1..T0+4 (T0+5 is current): T0 has fallen out, so it is refused
+    // rather than risk a duplicate, and T0+1 still serves its spare numbers.
     clock.set(T0);
     assert!(matches!(
         g.next(),
@@ -200,7 +225,7 @@ fn history_never_reuses_ticks_before_a_resume_point() {
 #[test]
 fn switch_node_surfaces_the_step_and_resumes_on_a_new_node() {
     let clock = ManualClock::new(T0);
-    let mut g = gen(&clock, Policy::SwitchNode);
+    let mut g = generator(&clock, Policy::SwitchNode);
     let a = g.next().unwrap();
     clock.rewind(3_000);
     assert_eq!(g.next(), Err(Error::SwitchNode { by_ms: 3_000 }));
@@ -230,14 +255,24 @@ fn a_used_up_tick_waits_for_the_next_one_and_try_next_would_block() {
 
 #[test]
 fn a_stopped_clock_is_reported_instead_of_spinning_forever() {
-    let clock = ManualClock::new(T0);
-    let mut g = Generator::new(&clock, tiny(), 1, Policy::DEFAULT).unwrap();
-    for _ in 0..4 {
-        g.next().unwrap();
+    // A used-up tick (Wait), and a lead at the bound (Borrow, 2 ticks ahead: 12 IDs).
+    for (policy, ids) in [
+        (Policy::Wait { max_wait_ms: 100 }, 4),
+        (Policy::Borrow { max_ahead_ms: 2 }, 12),
+    ] {
+        let clock = ManualClock::new(T0);
+        let mut g = Generator::new(&clock, tiny(), 1, policy).unwrap();
+        for _ in 0..ids {
+            g.next().unwrap();
+        }
+        assert_eq!(
+            g.next(),
+            Err(Error::ClockStalled { at_ms: T0 }),
+            "{policy:?}"
+        );
+        clock.advance(1);
+        assert!(g.next().is_ok());
     }
-    assert_eq!(g.next(), Err(Error::ClockStalled { at_ms: T0 }));
-    clock.advance(1);
-    assert!(g.next().is_ok());
 }
 
 #[test]
@@ -270,7 +305,7 @@ fn the_time_field_runs_out_with_an_error_and_never_wraps() {
 #[test]
 fn a_clock_before_the_epoch_is_an_error() {
     let clock = ManualClock::new(Layout::DEFAULT.epoch_ms() - 1);
-    let mut g = gen(&clock, Policy::DEFAULT);
+    let mut g = generator(&clock, Policy::DEFAULT);
     let err = g.next().unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -361,9 +396,11 @@ fn fill_spans_ticks_and_batches_stay_in_one() {
     assert!(batch.first() > ids[9], "an empty batch takes nothing");
     assert!(batch.len() <= 4);
     let t = tiny().decode(batch.first()).unwrap().time_ms;
-    assert!(batch
-        .clone()
-        .all(|id| tiny().decode(id).unwrap().time_ms == t));
+    assert!(
+        batch
+            .clone()
+            .all(|id| tiny().decode(id).unwrap().time_ms == t)
+    );
 }
 
 #[test]

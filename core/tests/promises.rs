@@ -75,13 +75,13 @@ fn switching_onto_a_used_node_issues_only_after_its_previous_holder() {
     let theirs: Vec<u64> = (0..100).map(|_| previous.next().unwrap()).collect();
     let not_before = previous.issued_through_ms();
     clock.set(T0);
-    let mut gen = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
-    gen.next().unwrap();
+    let mut generator = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
+    generator.next().unwrap();
     clock.rewind(3_000);
-    assert!(matches!(gen.next(), Err(Error::SwitchNode { .. })));
-    gen.switch_node(9, not_before).unwrap();
+    assert!(matches!(generator.next(), Err(Error::SwitchNode { .. })));
+    generator.switch_node(9, not_before).unwrap();
     for _ in 0..100 {
-        let id = gen.next().unwrap();
+        let id = generator.next().unwrap();
         assert!(!theirs.contains(&id));
         assert!(Layout::DEFAULT.decode(id).unwrap().time_ms > not_before);
     }
@@ -90,29 +90,32 @@ fn switching_onto_a_used_node_issues_only_after_its_previous_holder() {
 #[test]
 fn switching_to_the_node_already_held_is_refused_and_changes_nothing() {
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
-    let a = gen.next().unwrap();
-    assert_eq!(gen.switch_node(3, 0), Err(Error::SameNode { node: 3 }));
+    let mut generator = Generator::new(&clock, Layout::DEFAULT, 3, Policy::SwitchNode).unwrap();
+    let a = generator.next().unwrap();
+    assert_eq!(
+        generator.switch_node(3, 0),
+        Err(Error::SameNode { node: 3 })
+    );
     assert_eq!(
         Error::SameNode { node: 3 }.to_string(),
         "node id 3 is the one this generator holds: switch to a node id it has not used"
     );
     // The state was kept: the next ID follows `a` instead of repeating it.
-    assert_eq!(gen.next().unwrap(), a + 1);
+    assert_eq!(generator.next().unwrap(), a + 1);
 }
 
 #[test]
 fn history_forgets_every_slot_at_or_below_a_mark_under_its_newest_tick() {
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1).unwrap();
-    gen.next().unwrap(); // tick T0, with 4095 slots left in the ring
+    let mut generator = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1).unwrap();
+    generator.next().unwrap(); // tick T0, with 4095 slots left in the ring
     clock.advance(10);
-    gen.next().unwrap(); // tick T0 + 10, the newest
+    generator.next().unwrap(); // tick T0 + 10, the newest
     let mark = T0 + 5; // below the newest tick, above the ring's T0
-    gen.resume_after_ms(mark).unwrap();
+    generator.resume_after_ms(mark).unwrap();
     clock.rewind(10); // back to T0: its free slots are below the mark
     for _ in 0..10 {
-        match gen.next() {
+        match generator.next() {
             Ok(id) => assert!(Layout::DEFAULT.decode(id).unwrap().time_ms > mark),
             Err(e) => {
                 assert!(matches!(e, Error::ClockBackwards { by_ms, limit_ms } if by_ms > limit_ms))
@@ -121,34 +124,34 @@ fn history_forgets_every_slot_at_or_below_a_mark_under_its_newest_tick() {
     }
     // A mark inside a tick in the ring: the ring goes on above the mark only.
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1).unwrap();
-    let first = gen.next().unwrap();
+    let mut generator = Generator::<_, 8>::with_history(&clock, Layout::DEFAULT, 1).unwrap();
+    let first = generator.next().unwrap();
     clock.advance(10);
-    gen.next().unwrap();
-    gen.resume_after(first + 100).unwrap();
+    generator.next().unwrap();
+    generator.resume_after(first + 100).unwrap();
     clock.rewind(10);
-    assert_eq!(gen.next().unwrap(), first + 101);
+    assert_eq!(generator.next().unwrap(), first + 101);
 }
 
 #[test]
 fn objectids_never_repeat_when_a_second_holds_more_than_the_counter() {
     let clock = ManualClock::new(T0);
-    let mut gen = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 77);
-    let first = gen.next().unwrap();
+    let mut generator = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 77);
+    let first = generator.next().unwrap();
     for _ in 1..1 << 24 {
-        gen.try_next().unwrap();
+        generator.try_next().unwrap();
     }
     // The counter would wrap back to `first`'s: the second is full.
-    assert_eq!(gen.try_next(), Err(Error::WouldBlock));
+    assert_eq!(generator.try_next(), Err(Error::WouldBlock));
     let ticking = ManualClock::new(T0).with_step(1);
-    let mut gen = ObjectIdGenerator::new(&ticking, [1, 2, 3, 4, 5], 77);
-    let first_of_ticking = gen.next().unwrap();
+    let mut generator = ObjectIdGenerator::new(&ticking, [1, 2, 3, 4, 5], 77);
+    let first_of_ticking = generator.next().unwrap();
     assert_eq!(first_of_ticking, first);
     for _ in 1..1 << 24 {
-        gen.try_next().ok();
+        generator.try_next().ok();
     }
     // next() waits for the next second instead.
-    let later = gen.next().unwrap();
+    let later = generator.next().unwrap();
     assert_ne!(later, first);
     assert!(later.timestamp() > first.timestamp());
 }
@@ -156,10 +159,10 @@ fn objectids_never_repeat_when_a_second_holds_more_than_the_counter() {
 #[test]
 fn objectids_keep_the_newest_second_when_the_clock_steps_back() {
     let clock = ManualClock::new(T0);
-    let mut gen = ObjectIdGenerator::new(&clock, [9; 5], 0);
-    let a = gen.next().unwrap();
+    let mut generator = ObjectIdGenerator::new(&clock, [9; 5], 0);
+    let a = generator.next().unwrap();
     clock.rewind(3_600_000);
-    let b = gen.next().unwrap();
+    let b = generator.next().unwrap();
     assert_eq!(b.timestamp(), a.timestamp());
     assert_ne!(a, b);
 }
@@ -172,15 +175,15 @@ fn a_stale_first_reading_does_not_shorten_a_wait() {
     // preempted thread); its confirming reading is T0 + 100, a real 3 ms step back,
     // which Wait { 100 } rides out as the clock moves 1 ms per read.
     let clock = Script::new(&[T0 + 103, T0, T0 + 100], 1, 1);
-    let gen = AtomicGenerator::new(
+    let generator = AtomicGenerator::new(
         &clock,
         Layout::DEFAULT,
         1,
         Policy::Wait { max_wait_ms: 100 },
     )
     .unwrap();
-    let a = gen.next().unwrap();
-    let b = gen.next().unwrap();
+    let a = generator.next().unwrap();
+    let b = generator.next().unwrap();
     assert!(b > a);
 }
 
@@ -189,24 +192,24 @@ fn a_clock_that_moves_on_after_a_step_back_is_not_stalled() {
     // The tick is used up; while the call waits for the next one the clock steps back
     // 500 ms and then moves on, 1 ms per 10,000 reads (5 million reads to catch up).
     let clock = Script::new(&[T0], 0, 1);
-    let mut gen = Generator::new(
+    let mut generator = Generator::new(
         &clock,
         Layout::DEFAULT,
         1,
         Policy::Wait { max_wait_ms: 1000 },
     )
     .unwrap();
-    let ids: Vec<u64> = (0..PER_TICK).map(|_| gen.next().unwrap()).collect();
+    let ids: Vec<u64> = (0..PER_TICK).map(|_| generator.next().unwrap()).collect();
     let clock = Script::new(&[T0, T0 - 500], 1, 10_000);
-    let mut gen = Generator::new(
+    let mut generator = Generator::new(
         &clock,
         Layout::DEFAULT,
         1,
         Policy::Wait { max_wait_ms: 1000 },
     )
     .unwrap();
-    gen.resume_after(ids[PER_TICK - 1]).unwrap();
-    let id = gen.next().unwrap();
+    generator.resume_after(ids[PER_TICK - 1]).unwrap();
+    let id = generator.next().unwrap();
     assert!(id > ids[PER_TICK - 1]);
 }
 
@@ -215,7 +218,7 @@ fn a_clock_that_moves_on_after_a_step_back_is_not_stalled() {
 fn a_stall_names_the_newest_reading() {
     use snowdrift::AtomicGenerator;
     let clock = Script::new(&[T0 + 5], 0, 1);
-    let gen = AtomicGenerator::new(
+    let generator = AtomicGenerator::new(
         &clock,
         Layout::DEFAULT,
         1,
@@ -223,12 +226,12 @@ fn a_stall_names_the_newest_reading() {
     )
     .unwrap();
     for _ in 0..PER_TICK {
-        gen.next().unwrap(); // tick T0 + 5 used up
+        generator.next().unwrap(); // tick T0 + 5 used up
     }
     // A stale first reading, the confirming one (the newest), then a clock stuck 1 ms
     // behind it.
     clock.then(&[T0, T0 + 5, T0 + 4]);
-    assert_eq!(gen.next(), Err(Error::ClockStalled { at_ms: T0 + 5 }));
+    assert_eq!(generator.next(), Err(Error::ClockStalled { at_ms: T0 + 5 }));
 }
 
 /// The restart recipe: persist now + 60 s; restart a second later; resume after it.
@@ -246,7 +249,7 @@ fn the_restart_recipe_works_under_every_policy() {
         let clock = Script::new(&[T0 + 1_000], 1, 1_000);
         let mut plain;
         let mut ring;
-        let gen: &mut dyn FnMut() -> Result<u64, Error> = if policy == Policy::History {
+        let generator: &mut dyn FnMut() -> Result<u64, Error> = if policy == Policy::History {
             ring = Generator::<_, 4>::with_history(&clock, Layout::DEFAULT, 2).unwrap();
             ring.resume_after_ms(persisted).unwrap();
             &mut move || ring.next()
@@ -257,7 +260,7 @@ fn the_restart_recipe_works_under_every_policy() {
         };
         let mut ids = Vec::new();
         for _ in 0..20 * PER_TICK {
-            let id = gen().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+            let id = generator().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
             let t = Layout::DEFAULT.decode(id).unwrap().time_ms;
             // Above the mark, and never further ahead of the clock than the mark was
             // (Borrow adds its own 10 ms).
@@ -272,14 +275,14 @@ fn the_restart_recipe_works_under_every_policy() {
 #[test]
 fn a_resume_lead_ends_once_the_clock_has_caught_up() {
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::new(&clock, Layout::DEFAULT, 2, Policy::Fail).unwrap();
-    gen.resume_after_ms(T0 + 60_000).unwrap();
-    gen.next().unwrap();
+    let mut generator = Generator::new(&clock, Layout::DEFAULT, 2, Policy::Fail).unwrap();
+    generator.resume_after_ms(T0 + 60_000).unwrap();
+    generator.next().unwrap();
     clock.advance(61_000); // caught up; the generator takes a tick of its own
-    gen.next().unwrap();
+    generator.next().unwrap();
     clock.rewind(30_000); // a real step back, within the old lead: reported
     assert_eq!(
-        gen.next(),
+        generator.next(),
         Err(Error::ClockBackwards {
             by_ms: 30_000,
             limit_ms: 0
@@ -291,14 +294,16 @@ fn a_resume_lead_ends_once_the_clock_has_caught_up() {
 fn borrow_below_one_tick_waits_for_the_next_tick_instead_of_failing() {
     let layout = Layout::SONYFLAKE; // 10 ms ticks
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::new(&clock, layout, 1, Policy::Borrow { max_ahead_ms: 5 }).unwrap();
+    let mut generator =
+        Generator::new(&clock, layout, 1, Policy::Borrow { max_ahead_ms: 5 }).unwrap();
     for _ in 0..256 {
-        gen.try_next().unwrap(); // an 8-bit sequence: 256 per tick
+        generator.try_next().unwrap(); // an 8-bit sequence: 256 per tick
     }
-    assert_eq!(gen.try_next(), Err(Error::WouldBlock));
+    assert_eq!(generator.try_next(), Err(Error::WouldBlock));
     let ticking = ManualClock::new(T0).with_step(1);
-    let mut gen = Generator::new(&ticking, layout, 1, Policy::Borrow { max_ahead_ms: 5 }).unwrap();
-    let ids: Vec<u64> = (0..1000).map(|_| gen.next().unwrap()).collect();
+    let mut generator =
+        Generator::new(&ticking, layout, 1, Policy::Borrow { max_ahead_ms: 5 }).unwrap();
+    let ids: Vec<u64> = (0..1000).map(|_| generator.next().unwrap()).collect();
     assert!(all_increasing(&ids));
 }
 
@@ -307,22 +312,22 @@ fn a_batch_ending_at_the_largest_id_iterates_to_its_end() {
     let layout = Layout::DISCORD;
     let node = layout.node_from(31, 31).unwrap();
     let clock = ManualClock::new(layout.last_ms());
-    let mut gen = Generator::new(&clock, layout, node, Policy::Fail).unwrap();
-    let batch = gen.next_batch(4096).unwrap();
+    let mut generator = Generator::new(&clock, layout, node, Policy::Fail).unwrap();
+    let batch = generator.next_batch(4096).unwrap();
     assert_eq!(batch.len(), 4096);
     let ids: Vec<u64> = batch.collect();
     assert_eq!(ids.last(), Some(&u64::MAX));
     assert!(all_increasing(&ids));
-    assert_eq!(gen.try_next_batch(1), Err(Error::WouldBlock));
+    assert_eq!(generator.try_next_batch(1), Err(Error::WouldBlock));
     clock.advance(1);
-    assert!(matches!(gen.next_batch(1), Err(Error::Time(_)))); // used up: never wraps
+    assert!(matches!(generator.next_batch(1), Err(Error::Time(_)))); // used up: never wraps
 }
 
 #[test]
 fn resume_errors_name_the_value_given() {
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT).unwrap();
-    let err = gen.resume_after_ms(5_000_000_000_000).unwrap_err();
+    let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT).unwrap();
+    let err = generator.resume_after_ms(5_000_000_000_000).unwrap_err();
     let last_start = Layout::DEFAULT.exhausts_at() - 1;
     assert_eq!(
         err.to_string(),
@@ -339,12 +344,12 @@ fn resume_errors_name_the_value_given() {
             sequence: 4095,
         })
         .unwrap();
-    let err = gen.resume_after(last).unwrap_err();
+    let err = generator.resume_after(last).unwrap_err();
     assert_eq!(
         err.to_string(),
         format!("no ID of this node can follow id {last} (max {})", last - 1)
     );
-    assert!(gen.resume_after(last - 1).is_ok());
+    assert!(generator.resume_after(last - 1).is_ok());
     // Errors change nothing.
     let mut fresh = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT).unwrap();
     fresh.resume_after_ms(5_000_000_000_000).unwrap_err();
@@ -354,40 +359,42 @@ fn resume_errors_name_the_value_given() {
 #[test]
 fn a_fence_refuses_ids_at_or_past_it_and_changes_nothing() {
     let clock = ManualClock::new(T0);
-    let mut gen = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT).unwrap();
-    gen.set_fence_ms(T0 + 10);
-    let a = gen.next().unwrap();
+    let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT).unwrap();
+    generator.set_fence_ms(T0 + 10);
+    let a = generator.next().unwrap();
     clock.advance(10);
     assert_eq!(
-        gen.next(),
+        generator.next(),
         Err(Error::PastFence {
             time_ms: T0 + 10,
             fence_ms: T0 + 10
         })
     );
     assert_eq!(
-        gen.try_next_batch(5).unwrap_err().to_string(),
+        generator.try_next_batch(5).unwrap_err().to_string(),
         format!(
             "next ID at {} ms is not before the fence at {} ms",
             T0 + 10,
             T0 + 10
         )
     );
-    gen.set_fence_ms(T0 + 20);
-    let b = gen.next().unwrap();
+    generator.set_fence_ms(T0 + 20);
+    let b = generator.next().unwrap();
     assert!(b > a);
     // Borrowed ticks are fenced too.
-    let mut gen = Generator::new(
+    let mut generator = Generator::new(
         &clock,
         Layout::DEFAULT,
         1,
         Policy::Borrow { max_ahead_ms: 100 },
     )
     .unwrap();
-    gen.set_fence_ms(T0 + 12);
-    let ids: Vec<u64> = (0..3 * PER_TICK).map_while(|_| gen.next().ok()).collect();
+    generator.set_fence_ms(T0 + 12);
+    let ids: Vec<u64> = (0..3 * PER_TICK)
+        .map_while(|_| generator.next().ok())
+        .collect();
     assert_eq!(ids.len(), 2 * PER_TICK); // ticks T0 + 10 and T0 + 11
-    assert!(matches!(gen.next(), Err(Error::PastFence { .. })));
+    assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
 }
 
 #[test]
@@ -397,14 +404,15 @@ fn a_released_lease_hands_on_a_time_after_every_id_issued() {
     // on a layout with 10 ms ticks, with borrowed ticks and after a resume lead.
     let clock = ManualClock::new(T0);
     let layout = Layout::SONYFLAKE;
-    let mut gen = Generator::new(&clock, layout, 9, Policy::Borrow { max_ahead_ms: 500 }).unwrap();
-    assert!(gen.issued_through_ms() <= T0);
-    gen.resume_after_ms(T0 + 25).unwrap();
+    let mut generator =
+        Generator::new(&clock, layout, 9, Policy::Borrow { max_ahead_ms: 500 }).unwrap();
+    assert!(generator.issued_through_ms() <= T0);
+    generator.resume_after_ms(T0 + 25).unwrap();
     let mut ids = Vec::new();
     for step in 0..40u64 {
-        ids.extend(gen.next_batch(200).unwrap());
+        ids.extend(generator.next_batch(200).unwrap());
         clock.advance(step % 3 * 10);
-        let through = gen.issued_through_ms();
+        let through = generator.issued_through_ms();
         let newest = ids
             .iter()
             .map(|&id| layout.decode(id).unwrap().time_ms)
@@ -416,7 +424,7 @@ fn a_released_lease_hands_on_a_time_after_every_id_issued() {
         );
     }
     let mut next = Generator::new(&clock, layout, 9, Policy::DEFAULT).unwrap();
-    next.resume_after_ms(gen.issued_through_ms()).unwrap();
+    next.resume_after_ms(generator.issued_through_ms()).unwrap();
     let first = next.next().unwrap();
     assert!(ids.iter().all(|&id| id < first));
 }

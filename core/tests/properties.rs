@@ -10,9 +10,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 
 use proptest::prelude::*;
-use snowdrift::text::{self, Format};
 #[cfg(feature = "atomic")]
 use snowdrift::AtomicGenerator;
+use snowdrift::text::{self, Format};
 use snowdrift::{Clock, Error, Generator, Layout, Order, Parts, Policy};
 
 fn any_layout() -> impl Strategy<Value = Layout> {
@@ -158,7 +158,7 @@ fn walk(start: u64, segments: &[Segment]) -> Walk {
                 }
             }
             Segment::Back(ms) => now -= ms,
-            Segment::Frozen(reads) => out.extend(std::iter::repeat(now).take(reads.into())),
+            Segment::Frozen(reads) => out.extend(std::iter::repeat_n(now, reads.into())),
             Segment::Ahead(ms) => now += ms,
         }
     }
@@ -239,12 +239,12 @@ impl AnyGen<'_> {
     }
 }
 
-fn is_shared(gen: &AnyGen<'_>) -> bool {
+fn is_shared(generator: &AnyGen<'_>) -> bool {
     #[cfg(feature = "atomic")]
-    if let AnyGen::Atomic(_) = gen {
+    if let AnyGen::Atomic(_) = generator {
         return true;
     }
-    let _ = gen;
+    let _ = generator;
     false
 }
 
@@ -264,7 +264,7 @@ proptest! {
         let unit = u64::from(layout.unit_ms());
         let mut node = 1u64;
         let _ = shared; // the shared generator needs the `atomic` feature
-        let mut gen = match policy {
+        let mut generator = match policy {
             Policy::History => AnyGen::History(Generator::<_, 8>::with_history(&clock, layout, node).unwrap()),
             #[cfg(feature = "atomic")]
             p if shared && p != Policy::SwitchNode => AnyGen::Atomic(AtomicGenerator::new(&clock, layout, node, p).unwrap()),
@@ -275,7 +275,7 @@ proptest! {
         let mut high = 0u64;
         for op in ops {
             clock.log.borrow_mut().clear();
-            let result = gen.call(op);
+            let result = generator.call(op);
             let log = clock.log.borrow().clone();
             // Bounded waiting: readings before the last stay within what the policy allows.
             // `high` is the end of the newest tick used: a used-up tick is waited out while
@@ -293,7 +293,7 @@ proptest! {
                 );
                 if matches!(op, Op::TryNext) {
                     // The shared generator confirms a step back with one more reading.
-                    let reads = if is_shared(&gen) { 2 } else { 1 };
+                    let reads = if is_shared(&generator) { 2 } else { 1 };
                     prop_assert!(log.len() <= reads, "try_next read the clock {} times", log.len());
                 }
                 match result {
@@ -315,7 +315,7 @@ proptest! {
                                 _ => prop_assert!(id_tick <= now_tick, "ID ahead of the clock"),
                             }
                             if policy != Policy::History {
-                                prop_assert!(last.map_or(true, |l| id > l), "not increasing under {:?}", policy);
+                                prop_assert!(last.is_none_or(|l| id > l), "not increasing under {:?}", policy);
                                 last = Some(id);
                             }
                         }
@@ -326,7 +326,7 @@ proptest! {
                         if node > layout.max_node() {
                             break; // every node id used once: a real fleet would lease another
                         }
-                        if let AnyGen::Plain(g) = &mut gen { g.switch_node(node, 0).unwrap(); }
+                        if let AnyGen::Plain(g) = &mut generator { g.switch_node(node, 0).unwrap(); }
                         (last, high) = (None, 0);
                     }
                     Err(Error::TooFarAhead { ahead_ms, limit_ms }) => {

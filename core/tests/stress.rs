@@ -2,8 +2,8 @@
 //! `CounterClock` read by threads that yield between the raw read and the extension.
 #![cfg(feature = "atomic")]
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::thread;
 
 use snowdrift::{AtomicGenerator, CounterClock, Layout, MonotonicClock, Policy};
@@ -14,16 +14,20 @@ const PER_THREAD: usize = 5_000_000;
 #[test]
 #[ignore = "10M IDs: run in release by `cargo xtask test`"]
 fn two_threads_take_five_million_ids_each_without_a_duplicate() {
-    let gen = Arc::new(
+    let generator = Arc::new(
         AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 5, Policy::DEFAULT).unwrap(),
     );
     let handles: Vec<_> = (0..THREADS)
         .map(|_| {
-            let gen = Arc::clone(&gen);
+            let generator = Arc::clone(&generator);
             thread::spawn(move || {
                 let mut ids = Vec::with_capacity(PER_THREAD);
                 for _ in 0..PER_THREAD {
-                    ids.push(gen.next().expect("the monotonic clock never goes back"));
+                    ids.push(
+                        generator
+                            .next()
+                            .expect("the monotonic clock never goes back"),
+                    );
                 }
                 ids
             })
@@ -44,19 +48,19 @@ fn two_threads_take_five_million_ids_each_without_a_duplicate() {
 
 #[test]
 fn batches_and_single_ids_from_threads_do_not_overlap() {
-    let gen = Arc::new(
+    let generator = Arc::new(
         AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 5, Policy::DEFAULT).unwrap(),
     );
     let handles: Vec<_> = (0..4)
         .map(|t| {
-            let gen = Arc::clone(&gen);
+            let generator = Arc::clone(&generator);
             thread::spawn(move || {
                 let mut ids = Vec::new();
                 for _ in 0..2_000 {
                     if t % 2 == 0 {
-                        ids.push(gen.next().unwrap());
+                        ids.push(generator.next().unwrap());
                     } else {
-                        ids.extend(gen.next_batch(37).unwrap());
+                        ids.extend(generator.next_batch(37).unwrap());
                     }
                 }
                 ids

@@ -50,10 +50,10 @@ impl State {
 /// The wall-clock time at boot, in Unix milliseconds.
 pub fn boot_epoch_ms() -> u64 {
     let mut buf = [0u8; 64];
-    if let Some(n) = host::read_file(CONFIG_FILE, &mut buf) {
-        if let Some(ms) = value(&buf[..n], b"epoch_ms=") {
-            return ms;
-        }
+    if let Some(n) = host::read_file(CONFIG_FILE, &mut buf)
+        && let Some(ms) = value(&buf[..n], b"epoch_ms=")
+    {
+        return ms;
     }
     host::unix_seconds().saturating_mul(1000)
 }

@@ -2,6 +2,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snowdrift_fuzz::text::{fuzz_form, BASE62};
+use snowdrift_fuzz::text::{BASE62, fuzz_form};
 
 fuzz_target!(|data: &[u8]| fuzz_form(&BASE62, data));

@@ -2,6 +2,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snowdrift_fuzz::text::{fuzz_form, DECIMAL};
+use snowdrift_fuzz::text::{DECIMAL, fuzz_form};
 
 fuzz_target!(|data: &[u8]| fuzz_form(&DECIMAL, data));

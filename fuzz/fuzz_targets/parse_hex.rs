@@ -2,6 +2,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snowdrift_fuzz::text::{fuzz_form, HEX};
+use snowdrift_fuzz::text::{HEX, fuzz_form};
 
 fuzz_target!(|data: &[u8]| fuzz_form(&HEX, data));

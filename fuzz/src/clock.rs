@@ -132,14 +132,14 @@ impl<'a> ScriptClock<'a> {
                 now
             }
             Step::Interrupt { call, stale } => {
-                if let Some(handler) = self.interrupt.get() {
-                    if !self.in_interrupt.replace(true) {
-                        if let Some(w) = self.windows.borrow_mut().last_mut() {
-                            w.interrupts += 1;
-                        }
-                        handler.fire(call);
-                        self.in_interrupt.set(false);
+                if let Some(handler) = self.interrupt.get()
+                    && !self.in_interrupt.replace(true)
+                {
+                    if let Some(w) = self.windows.borrow_mut().last_mut() {
+                        w.interrupts += 1;
                     }
+                    handler.fire(call);
+                    self.in_interrupt.set(false);
                 }
                 if stale {
                     // The handler's readings moved the clock on; this one was taken before.

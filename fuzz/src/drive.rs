@@ -171,7 +171,7 @@ pub fn atomic(input: Input) {
         );
         return;
     }
-    let Some(gen) = made(
+    let Some(generator) = made(
         AtomicGenerator::new(&clock, layout, node, policy),
         &layout,
         node,
@@ -179,13 +179,19 @@ pub fn atomic(input: Input) {
         return;
     };
     let handler = Handler {
-        gen: &gen,
+        generator: &generator,
         clock: &clock,
         done: RefCell::new(Vec::new()),
     };
     clock.set_interrupt(&handler);
     let mut checker = Checker::new(layout, policy, node);
-    drive(&gen, &clock, &mut checker, &input.calls, Some(&handler));
+    drive(
+        &generator,
+        &clock,
+        &mut checker,
+        &input.calls,
+        Some(&handler),
+    );
 }
 
 /// What a nested call returned.
@@ -196,7 +202,7 @@ enum NestedResult {
 
 /// An interrupt handler sharing the atomic generator with the code it interrupts.
 struct Handler<'a> {
-    gen: &'a AtomicGenerator<&'a ScriptClock<'a>>,
+    generator: &'a AtomicGenerator<&'a ScriptClock<'a>>,
     clock: &'a ScriptClock<'a>,
     done: RefCell<Vec<(Nested, NestedResult, Window)>>,
 }
@@ -205,11 +211,11 @@ impl Interrupt for Handler<'_> {
     fn fire(&self, call: Nested) {
         self.clock.open();
         let result = match call {
-            Nested::TryNext => NestedResult::Id(self.gen.try_next()),
-            Nested::Next => NestedResult::Id(self.gen.next()),
+            Nested::TryNext => NestedResult::Id(self.generator.try_next()),
+            Nested::Next => NestedResult::Id(self.generator.next()),
             Nested::TryBatch(n) => {
                 let n = u32::from(n);
-                NestedResult::Batch(n, self.gen.try_next_batch(n))
+                NestedResult::Batch(n, self.generator.try_next_batch(n))
             }
         };
         let window = self.clock.close();
@@ -220,7 +226,7 @@ impl Interrupt for Handler<'_> {
 /// Runs the calls, checking each outcome (and those of interrupts nested in it, which
 /// completed before it).
 fn drive<S: Subject>(
-    mut gen: S,
+    mut generator: S,
     clock: &ScriptClock,
     checker: &mut Checker,
     calls: &[Call],
@@ -232,7 +238,7 @@ fn drive<S: Subject>(
         }
         let before = checker.last;
         clock.open();
-        let outcome = perform(&mut gen, call, clock, checker);
+        let outcome = perform(&mut generator, call, clock, checker);
         let w = clock.close();
         let nested = handler.map(|h| std::mem::take(&mut *h.done.borrow_mut()));
         // Interrupts completed before the call's last step, so their IDs are below its
@@ -240,12 +246,12 @@ fn drive<S: Subject>(
         // between them: it is checked first, and the interrupts' IDs only against what
         // came before the call.
         if let Outcome::Fill(Ok(_), _) = outcome {
-            check_outcome(&gen, call, outcome, &w, checker, before);
+            check_outcome(&generator, call, outcome, &w, checker, before);
             check_nested(nested.unwrap_or_default(), checker, before);
         } else {
             let floor = checker.last;
             check_nested(nested.unwrap_or_default(), checker, floor);
-            check_outcome(&gen, call, outcome, &w, checker, before);
+            check_outcome(&generator, call, outcome, &w, checker, before);
         }
     }
 }
@@ -289,15 +295,15 @@ enum Outcome {
     Skipped,
 }
 
-fn perform<S: Subject>(gen: &mut S, call: Call, clock: &ScriptClock, c: &Checker) -> Outcome {
+fn perform<S: Subject>(generator: &mut S, call: Call, clock: &ScriptClock, c: &Checker) -> Outcome {
     match call {
-        Call::Next => Outcome::Id(gen.next()),
-        Call::TryNext => Outcome::Id(gen.try_next()),
-        Call::Batch(n) => Outcome::Batch(n, gen.next_batch(n)),
-        Call::TryBatch(n) => Outcome::Batch(n, gen.try_next_batch(n)),
+        Call::Next => Outcome::Id(generator.next()),
+        Call::TryNext => Outcome::Id(generator.try_next()),
+        Call::Batch(n) => Outcome::Batch(n, generator.next_batch(n)),
+        Call::TryBatch(n) => Outcome::Batch(n, generator.try_next_batch(n)),
         Call::Fill(n) => {
             let mut out = vec![0u64; usize::from(n) % 4097];
-            let r = gen.fill(&mut out);
+            let r = generator.fill(&mut out);
             Outcome::Fill(r, out)
         }
         Call::ResumeAfter(pick) => {
@@ -324,14 +330,14 @@ fn perform<S: Subject>(gen: &mut S, call: Call, clock: &ScriptClock, c: &Checker
                     l.compose(parts).unwrap_or(0)
                 }
             };
-            Outcome::Resume(id, gen.resume_after(id))
+            Outcome::Resume(id, generator.resume_after(id))
         }
         Call::ResumeAfterMs(pick) => {
             let ms = match pick {
                 MsPick::Raw(ms) => ms,
                 MsPick::NearClock(d) => clock.peek().saturating_add_signed(i64::from(d)),
             };
-            Outcome::ResumeMs(ms, gen.resume_after_ms(ms))
+            Outcome::ResumeMs(ms, generator.resume_after_ms(ms))
         }
         Call::SwitchNode(pick) => {
             let max = c.layout.max_node();
@@ -350,17 +356,17 @@ fn perform<S: Subject>(gen: &mut S, call: Call, clock: &ScriptClock, c: &Checker
                 // A node used before (other than the current one) may not be taken again:
                 // that is the caller's promise, not the generator's.
                 NodePick::Any(n) if n <= max && n != c.node && c.used_nodes.contains(&n) => {
-                    return Outcome::Skipped
+                    return Outcome::Skipped;
                 }
                 NodePick::Any(n) => n,
             };
-            Outcome::Switch(node, gen.switch_node(node))
+            Outcome::Switch(node, generator.switch_node(node))
         }
     }
 }
 
 fn check_outcome<S: Subject>(
-    gen: &S,
+    generator: &S,
     call: Call,
     outcome: Outcome,
     w: &Window,
@@ -394,7 +400,7 @@ fn check_outcome<S: Subject>(
         Outcome::Fill(r, out) => c.fill(out.len(), r, &out, w, before),
         Outcome::Resume(id, r) => c.resume_after(id, r, &w.readings),
         Outcome::ResumeMs(ms, r) => c.resume_after_ms(ms, r, &w.readings),
-        Outcome::Switch(node, Some(r)) => c.switch_node(node, r, gen.node()),
+        Outcome::Switch(node, Some(r)) => c.switch_node(node, r, generator.node()),
         Outcome::Switch(_, None) | Outcome::Skipped => {}
     }
 }

@@ -86,7 +86,7 @@ impl Form {
         match self.width {
             Some(w) if count != w => return Err(format!("{count} characters, not {w}")),
             None if count > self.max => {
-                return Err(format!("{count} characters, more than {}", self.max))
+                return Err(format!("{count} characters, more than {}", self.max));
             }
             _ => {}
         }

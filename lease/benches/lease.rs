@@ -52,11 +52,11 @@ fn next_ms() {
 fn next_in_turns(gens: [&AtomicGenerator<MonotonicClock>; 2]) -> [f64; 2] {
     let mut samples = [Vec::new(), Vec::new()];
     for round in 0..ROUNDS {
-        for (i, gen) in gens.iter().enumerate() {
+        for (i, generator) in gens.iter().enumerate() {
             next_ms();
             let t = Instant::now();
             for _ in 0..BURST {
-                black_box(gen.next().expect("an ID"));
+                black_box(generator.next().expect("an ID"));
             }
             if round >= 20 {
                 samples[i].push(t.elapsed().as_secs_f64() * 1e9 / f64::from(BURST));
@@ -125,7 +125,9 @@ fn main() {
     lease.release().expect("release");
 
     println!("\nnode id leases, Rust, redis-server on 127.0.0.1 (medians)\n");
-    println!("| acquire + release | renewal (script call) | `AtomicGenerator::next()`, lease-bound | unbound | bound ÷ unbound |");
+    println!(
+        "| acquire + release | renewal (script call) | `AtomicGenerator::next()`, lease-bound | unbound | bound ÷ unbound |"
+    );
     println!("|---|---|---|---|---|");
     println!(
         "| {acquire:.1} µs | {renew:.1} µs | {bound:.2} ns | {free:.2} ns | {:.2}× |",

@@ -270,10 +270,10 @@ fn run<K: Connector>(connector: K, args: &Args, term: &AtomicBool) -> Totals {
             sleep(Duration::from_micros(rng.between(0, 2_000)));
         }
     }
-    if let Some(held) = lease {
-        if let Err(e) = held.release() {
-            report_release(&e);
-        }
+    if let Some(held) = lease
+        && let Err(e) = held.release()
+    {
+        report_release(&e);
     }
     totals
 }

@@ -3,7 +3,7 @@
 use crate::connector::AsyncConnector;
 use crate::error::Error;
 use crate::lease::{AsyncReleaser, Beat, Heart, Lease, Pending, Shared, State, Step, USABLE_POLL};
-use crate::protocol::{new_token, renewed_until, Call, Grant};
+use crate::protocol::{Call, Grant, new_token, renewed_until};
 use crate::space::Space;
 use snowdrift::Clock;
 use std::sync::Arc;
@@ -72,10 +72,10 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
             tokio::time::sleep(USABLE_POLL).await;
             let sent = Instant::now();
             let reply = run_bounded(&pending.renew_call(space), &mut con, limit).await;
-            if pending.renewed(reply, sent)? {
-                if let Ok(fresh) = connect_bounded(connector, limit).await {
-                    con = fresh;
-                }
+            if pending.renewed(reply, sent)?
+                && let Ok(fresh) = connect_bounded(connector, limit).await
+            {
+                con = fresh;
             }
         }
         let (shared, beat) = match pending.start(space) {

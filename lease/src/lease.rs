@@ -3,7 +3,7 @@
 
 use crate::connector::Connector;
 use crate::error::Error;
-use crate::protocol::{new_token, renewed_until, Call, Grant};
+use crate::protocol::{Call, Grant, new_token, renewed_until};
 use crate::space::Space;
 use snowdrift::{AtomicGenerator, Clock, MonotonicClock};
 use std::fmt;
@@ -41,7 +41,7 @@ struct Status {
 
 /// What the lease's handle, its heartbeat and its generator share.
 pub(crate) struct Shared<C> {
-    gen: AtomicGenerator<C>,
+    generator: AtomicGenerator<C>,
     space: String,
     keys: [String; 4],
     token: String,
@@ -74,7 +74,7 @@ impl<C: Clock> Shared<C> {
         let status = self.status();
         if status.state == State::Live {
             let until = self.until.fetch_max(until, Ordering::SeqCst).max(until);
-            self.gen.set_fence_ms(until);
+            self.generator.set_fence_ms(until);
         }
         drop(status);
     }
@@ -107,7 +107,7 @@ impl<C: Clock> Shared<C> {
         if status.state != State::Live {
             return false;
         }
-        self.gen.set_fence_ms(0);
+        self.generator.set_fence_ms(0);
         status.state = to;
         status.lost = lost;
         true
@@ -142,7 +142,7 @@ impl<C: Clock> Shared<C> {
     /// running on other threads included (the core's `stop`).
     #[cfg(feature = "tokio")]
     pub(crate) fn stop_generator(&self) -> u64 {
-        self.gen.stop()
+        self.generator.stop()
     }
 
     pub(crate) fn renew_call(&self) -> Call {
@@ -284,15 +284,16 @@ impl Pending {
     /// The generator for the lease: resumed after `not_before`, fenced at `until`.
     fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<Shared<C>, Error> {
         let g = self.grant;
-        let gen = AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
+        let generator =
+            AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
         // 0 (an id never leased) and times before the epoch need no resume: the
         // generator never issues before its epoch.
         if g.not_before != 0 && g.not_before >= space.layout.epoch_ms() {
-            gen.resume_after_ms(g.not_before)?;
+            generator.resume_after_ms(g.not_before)?;
         }
-        gen.set_fence_ms(g.until);
+        generator.set_fence_ms(g.until);
         Ok(Shared {
-            gen,
+            generator,
             space: space.name.clone(),
             keys: self.keys,
             token: self.token,
@@ -420,10 +421,10 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
             }
             std::thread::sleep(USABLE_POLL);
             let sent = Instant::now();
-            if pending.renewed(pending.renew_call(space).run(&mut con), sent)? {
-                if let Ok(fresh) = connector.connect(timeout) {
-                    con = fresh;
-                }
+            if pending.renewed(pending.renew_call(space).run(&mut con), sent)?
+                && let Ok(fresh) = connector.connect(timeout)
+            {
+                con = fresh;
             }
         }
         let (shared, beat) = match pending.start(space) {
@@ -491,7 +492,7 @@ impl<C: Clock> Lease<C> {
     /// The lease's generator: lock-free, shared by threads (`&self`). One per lease: a
     /// second generator on the same node id would repeat IDs.
     pub fn generator(&self) -> &AtomicGenerator<C> {
-        &self.shared.gen
+        &self.shared.generator
     }
 
     /// Where the lease is in its life.
@@ -614,7 +615,7 @@ fn heartbeat<K: Connector, C: Clock + Send + Sync + 'static>(
         }
     }
     Box::new(move || {
-        let issued = shared.gen.stop();
+        let issued = shared.generator.stop();
         let timeout = Duration::from_millis(shared.ttl_ms);
         let mut con = match con {
             Some(mut c) => {

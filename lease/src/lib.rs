@@ -17,10 +17,10 @@
 //!     .ttl_ms(10_000)
 //!     .policy(Policy::Wait { max_wait_ms: 100 });
 //! let lease = Lease::acquire(&client, &space)?; // blocks until the id is usable
-//! let gen = lease.generator(); // lock-free, share it with every thread
-//! let id = gen.next()?;
+//! let generator = lease.generator(); // lock-free, share it with every thread
+//! let id = generator.next()?;
 //! println!("node {} issued {id}, leased until {}", lease.node(), lease.until_ms());
-//! match gen.next() {
+//! match generator.next() {
 //!     Ok(id) => println!("{id}"),
 //!     // The fence: the lease lapsed or was lost; `check` says which.
 //!     Err(snowdrift::Error::PastFence { .. }) => eprintln!("{}", lease.check().unwrap_err()),
@@ -65,4 +65,4 @@ pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
 pub use lease::{Lease, State};
-pub use space::{Space, MAX_NODE_BITS, TTL_RANGE_MS};
+pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};

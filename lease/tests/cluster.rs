@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{layout, Cluster};
+use common::{Cluster, layout};
 use redis::cluster::ClusterClient;
 use snowdrift_lease::{Error, Lease, Space};
 use std::thread::sleep;

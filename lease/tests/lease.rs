@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{layout, Server};
+use common::{Server, layout};
 use snowdrift::Layout;
 use snowdrift_lease::{Error, Lease, Space, State};
 use std::collections::HashSet;
@@ -394,16 +394,18 @@ fn under_switch_node_a_clock_step_back_moves_the_holder_to_a_fresh_lease() {
     old.release().expect("release");
     let after = take(&new, 5_000);
     assert_eq!(after.len(), 5_000);
-    assert!(after
-        .iter()
-        .all(|&id| lay.decode(id).expect("decode").node == new.node()));
+    assert!(
+        after
+            .iter()
+            .all(|&id| lay.decode(id).expect("decode").node == new.node())
+    );
     let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
     assert_eq!(all.len(), 10_000, "an ID was issued twice");
 }
 
 #[test]
-fn a_generator_switched_onto_a_fresh_lease_with_its_not_before_repeats_none_of_the_previous_holders_ids(
-) {
+fn a_generator_switched_onto_a_fresh_lease_with_its_not_before_repeats_none_of_the_previous_holders_ids()
+ {
     let server = Server::start();
     let lay = layout(1); // two node ids
     let space = Space::new("test:switch-onto", lay).ttl_ms(600).skew_ms(100);
@@ -415,8 +417,8 @@ fn a_generator_switched_onto_a_fresh_lease_with_its_not_before_repeats_none_of_t
     let theirs = take(&previous, 5_000);
     previous.abandon();
     sleep(Duration::from_millis(800)); // its lease ends
-                                       // A generator of its own, whose clock is 2.5 s behind, switches onto node 1 when its
-                                       // new lease arrives: with the lease's notBefore, above the previous holder's IDs.
+    // A generator of its own, whose clock is 2.5 s behind, switches onto node 1 when its
+    // new lease arrives: with the lease's notBefore, above the previous holder's IDs.
     let behind = snowdrift::FnClock(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -424,15 +426,16 @@ fn a_generator_switched_onto_a_fresh_lease_with_its_not_before_repeats_none_of_t
             .as_millis() as u64
             - 2_500
     });
-    let mut gen = snowdrift::Generator::new(behind, lay, 0, snowdrift::Policy::SwitchNode)
+    let mut generator = snowdrift::Generator::new(behind, lay, 0, snowdrift::Policy::SwitchNode)
         .expect("generator");
     let fresh = Lease::acquire(&client, &space).expect("node 1 again");
     assert_eq!(fresh.node(), 1);
-    gen.switch_node(fresh.node(), fresh.not_before_ms())
+    generator
+        .switch_node(fresh.node(), fresh.not_before_ms())
         .expect("switch");
     let seen: HashSet<u64> = theirs.iter().copied().collect();
     for _ in 0..5_000 {
-        let id = gen.next().expect("id");
+        let id = generator.next().expect("id");
         assert!(!seen.contains(&id));
         assert!(time_of(lay, id) > fresh.not_before_ms());
     }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{layout, Server};
+use common::{Server, layout};
 use snowdrift_lease::{Lease, Space, State};
 use std::time::{Duration, Instant};
 

@@ -245,10 +245,33 @@ describe("clock policies, driven by a custom clock", () => {
     const b = gen.next();
     assert.ok(b > a);
     assert.equal(gen.decode(b).timestampMs, T0); // stamped with the newest time used
-    clock.now = T0 - 500;
+    clock.now = T0 - 500; // more than twice maxAheadMs: no wait would catch up
     throwsWith(() => gen.next(), Error, "ahead", "limit 100 ms");
     clock.now = T0 + 1;
     assert.ok(gen.next() > b);
+  });
+
+  test("borrow (the default) under sustained load: at the bound it waits for the clock, never throws", () => {
+    // A clock that moves 1 ms per 1,024 reads, and a loop asking for IDs as fast as it
+    // can: four times the 4,096 per ms the layout allows, the lead reaches maxAheadMs
+    // (20 ms here) and then each call waits about a millisecond.
+    let reads = 0;
+    const clock = () => T0 + Math.floor(reads++ / 1024);
+    const gen = new Snowdrift({ maxAheadMs: 20, clock });
+    let last = 0n;
+    for (let i = 0; i < 200_000; i++) {
+      const id = gen.next();
+      assert.ok(id > last);
+      last = id;
+    }
+    const ahead = gen.decode(last).timestampMs - (T0 + Math.floor(reads / 1024));
+    assert.ok(ahead <= 20, `the newest ID is ${ahead} ms ahead of the clock`);
+    assert.ok(gen.decode(last).timestampMs >= T0 + 48, "200,000 IDs need 49 ms of ID time");
+    // tryNext at the bound: undefined (it would have to wait), never a throw.
+    const frozen = (() => { const at = T0; return () => at; })();
+    const still = new Snowdrift({ maxAheadMs: 2, clock: frozen });
+    still.nextBatch(4096 * 3); // ticks T0, T0 + 1 and T0 + 2
+    assert.equal(still.tryNext(), undefined);
   });
 
   test("a clock that throws, returns a non-number or a bad number: its error, nothing issued", () => {

@@ -240,7 +240,7 @@ test("no ID is issued past what storage holds: a window renews a burst's reserva
     w.terminate();
     return out;
   });
-  assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await gen.ready, then call again$/);
+  assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/);
   assert.equal(worker.ready, true);
   assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
   const newestMs = await page.evaluate((id) => sd.decode(id).timestampMs, worker.newest);

@@ -45,7 +45,7 @@ export interface OpenOptions {
    * to open. "indexeddb": reject rather than use localStorage alone. */
   storage?: "auto" | "indexeddb";
   /** Ask the browser to keep the origin's storage (`navigator.storage.persist()`; Firefox
-   * may ask the user). Default true; the answer is `gen.persisted`. */
+   * may ask the user). Default true; the answer is `generator.persisted`. */
   persist?: boolean;
 }
 

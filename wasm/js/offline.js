@@ -30,7 +30,7 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const DB = "snowdrift";
 const DB_VERSION = 1;
 const STORE = "nodes";
-// How long a caller may take between a refused call, `await gen.ready` and the call again.
+// How long a caller may take between a refused call, `await generator.ready` and the call again.
 const RETRY_MARGIN_MS = 1000;
 const OPTIONS = ["name", "layout", "node", "maxNodes", "reserveMs", "maxAheadMs", "storage", "persist"];
 
@@ -550,7 +550,7 @@ export class BrowserSnowdrift {
     const where = storage.window ? "localStorage" : "IndexedDB";
     throw new Error(this.#failure
       ? `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}): it could not be renewed (${this.#failure}); no ID is issued past what storage holds`
-      : `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}) before it could be renewed; await gen.ready, then call again`);
+      : `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}) before it could be renewed; await generator.ready, then call again`);
   }
 
   /**

@@ -66,11 +66,7 @@ impl Clock for JsClock {
         };
         // Date.now() is an integer in 0..2^53; a custom reading was checked by JS (and
         // its fraction dropped here), or is -1 for a failure.
-        if ms >= 0.0 {
-            ms as u64
-        } else {
-            FAILED
-        }
+        if ms >= 0.0 { ms as u64 } else { FAILED }
     }
 }
 

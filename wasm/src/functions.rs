@@ -5,10 +5,10 @@
 //! generator's (`gen_fact`).
 
 use core::cell::UnsafeCell;
-use snowdrift::{text, Layout, Order, Parts};
+use snowdrift::{Layout, Order, Parts, text};
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::io::{self, fail, id_result, text_in, text_out, ERR_RANGE};
+use crate::io::{self, ERR_RANGE, fail, id_result, text_in, text_out};
 
 struct Slot(UnsafeCell<Layout>);
 // SAFETY: one thread per module instance (see lib.rs).
@@ -90,7 +90,8 @@ pub fn layout_custom(
 /// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
-    let l = &*layout;
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    let l = unsafe { &*layout };
     (match field {
         0 => l.max_node(),
         1 => l.max_datacenter(),
@@ -106,7 +107,8 @@ pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
 /// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> f64 {
-    match (*layout).node_from(datacenter as u64, worker as u64) {
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    match unsafe { &*layout }.node_from(datacenter as u64, worker as u64) {
         Ok(node) => node as f64,
         Err(e) => {
             fail(ERR_RANGE, e.message().as_bytes());
@@ -124,7 +126,8 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
 /// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
-    let l = &*layout;
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    let l = unsafe { &*layout };
     match l.decode(id as u64) {
         Ok(p) => {
             let num = &mut io::io().num;
@@ -166,7 +169,8 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
         node: node as u64,
         sequence: sequence as u64,
     };
-    id_result((*layout).compose(parts), |e| {
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    id_result(unsafe { &*layout }.compose(parts), |e| {
         fail(ERR_RANGE, e.message().as_bytes())
     })
 }
@@ -178,7 +182,8 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
 /// `layout` is an address from `layout_*` or `gen_fact`.
 #[wasm_bindgen]
 pub unsafe fn id_at(layout: *const Layout, time_ms: f64, max: u32) -> i64 {
-    let l = &*layout;
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    let l = unsafe { &*layout };
     let ms = time_ms as u64;
     let id = if max == 0 {
         l.min_id_at(ms)

@@ -6,12 +6,12 @@ use snowdrift::{Generator, Layout, Policy};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::clock::{self, JsClock};
-use crate::io::{self, fail_gen, id_result, BATCH_CAP};
+use crate::io::{self, BATCH_CAP, fail_gen, id_result};
 use crate::pool;
 
 /// A generator with a copy of its layout (which `decode` takes by address).
 pub struct Gen {
-    pub(crate) gen: Generator<JsClock>,
+    pub(crate) generator: Generator<JsClock>,
     pub(crate) layout: Layout,
 }
 
@@ -48,11 +48,12 @@ pub unsafe fn gen_new(
     } else {
         JsClock::Custom(clock as u32)
     };
-    match Generator::new(clock, *layout, node as u64, policy) {
-        Ok(gen) => {
+    // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
+    match Generator::new(clock, unsafe { *layout }, node as u64, policy) {
+        Ok(generator) => {
             let block = pool::put(Gen {
-                layout: gen.layout(),
-                gen,
+                layout: generator.layout(),
+                generator,
             });
             if block.is_null() {
                 crate::io::fail(crate::io::ERR_PLAIN, b"out of memory");
@@ -86,19 +87,21 @@ fn refuse() -> bool {
 /// Releases a generator.
 ///
 /// # Safety
-/// `gen` came from `gen_new` and is not used again.
+/// `generator` came from `gen_new` and is not used again.
 #[wasm_bindgen]
-pub unsafe fn gen_free(gen: *mut Gen) {
-    pool::take(gen);
+pub unsafe fn gen_free(generator: *mut Gen) {
+    // SAFETY: the caller's contract.
+    unsafe { pool::take(generator) };
 }
 
 /// Never issue an ID at or below `id`. Returns 0, or -1 with the error recorded.
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_resume(gen: *mut Gen, id: i64) -> i32 {
-    match (*gen).gen.resume_after(id as u64) {
+pub unsafe fn gen_resume(generator: *mut Gen, id: i64) -> i32 {
+    // SAFETY: the caller's contract.
+    match unsafe { &mut *generator }.generator.resume_after(id as u64) {
         Ok(()) => 0,
         Err(e) => {
             fail_gen(e);
@@ -111,10 +114,11 @@ pub unsafe fn gen_resume(gen: *mut Gen, id: i64) -> i32 {
 /// result.
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
-    let id = next_or_fail(gen);
+pub unsafe fn gen_next(generator: *mut Gen) -> i64 {
+    // SAFETY: the caller's contract.
+    let id = unsafe { next_or_fail(generator) };
     // Raised once `next_or_fail` has returned: a JS exception leaves wasm without running
     // epilogues, so a frame still on the shadow stack would leak (the npm tests make
     // 100,000 failures).
@@ -127,13 +131,14 @@ pub unsafe fn gen_next(gen: *mut Gen) -> i64 {
 
 /// `gen_next`'s work: the next ID, or -1 with the error recorded.
 #[inline(never)]
-unsafe fn next_or_fail(gen: *mut Gen) -> i64 {
+unsafe fn next_or_fail(generator: *mut Gen) -> i64 {
     if refused() {
         return -1;
     }
     // Matched here rather than through `id_result`, so that the common case keeps the
     // ID out of memory.
-    match (*gen).gen.next() {
+    // SAFETY: the caller's contract (a live generator).
+    match unsafe { &mut *generator }.generator.next() {
         Ok(id) => io::id_out(id),
         Err(e) => {
             fail_gen(e);
@@ -146,30 +151,32 @@ unsafe fn next_or_fail(gen: *mut Gen) -> i64 {
 /// (would-block when it would have to wait).
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_try_next(gen: *mut Gen) -> i64 {
+pub unsafe fn gen_try_next(generator: *mut Gen) -> i64 {
     if refused() {
         return -1;
     }
-    id_result((*gen).gen.try_next(), fail_gen)
+    // SAFETY: the caller's contract.
+    id_result(unsafe { &mut *generator }.generator.try_next(), fail_gen)
 }
 
 /// Writes `n` (at most the batch buffer's 4,096) increasing IDs into the batch buffer.
 /// Returns `n`, or -1 with the error recorded.
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
+pub unsafe fn gen_fill(generator: *mut Gen, n: u32) -> i32 {
     if refused() {
         return -1;
     }
-    let gen = &mut (*gen).gen;
+    // SAFETY: the caller's contract.
+    let generator = &mut unsafe { &mut *generator }.generator;
     let n = (n as usize).min(BATCH_CAP);
     let mut done = 0;
     while done < n {
-        match gen.next_batch((n - done) as u32) {
+        match generator.next_batch((n - done) as u32) {
             // The buffer is borrowed only after the clock was read; `get_mut` rather than
             // slicing, which would keep a panic path (done < n <= BATCH_CAP).
             Ok(batch) => match io::io().batch.get_mut(done..n) {
@@ -189,22 +196,24 @@ pub unsafe fn gen_fill(gen: *mut Gen, n: u32) -> i32 {
 /// id, 2 a Unix millisecond at or after the time of every ID it has issued.
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_fact(gen: *mut Gen, field: u32) -> f64 {
-    let gen = &*gen;
+pub unsafe fn gen_fact(generator: *mut Gen, field: u32) -> f64 {
+    // SAFETY: the caller's contract.
+    let generator = unsafe { &*generator };
     match field {
-        0 => &gen.layout as *const Layout as usize as f64,
-        1 => gen.gen.node() as f64,
-        _ => gen.gen.issued_through_ms() as f64,
+        0 => &generator.layout as *const Layout as usize as f64,
+        1 => generator.generator.node() as f64,
+        _ => generator.generator.issued_through_ms() as f64,
     }
 }
 
 /// Issue only IDs whose time is before Unix millisecond `ms` (a lease's end).
 ///
 /// # Safety
-/// `gen` is a live generator from `gen_new`.
+/// `generator` is a live generator from `gen_new`.
 #[wasm_bindgen]
-pub unsafe fn gen_set_fence(gen: *mut Gen, ms: f64) {
-    (*gen).gen.set_fence_ms(ms as u64);
+pub unsafe fn gen_set_fence(generator: *mut Gen, ms: f64) {
+    // SAFETY: the caller's contract.
+    unsafe { &mut *generator }.generator.set_fence_ms(ms as u64);
 }

@@ -6,8 +6,8 @@ use snowdrift::{ObjectId, ObjectIdGenerator};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::clock::{fill_random, DateNow};
-use crate::io::{fail, fail_gen, text_in, text_out, ERR_RANGE};
+use crate::clock::{DateNow, fill_random};
+use crate::io::{ERR_RANGE, fail, fail_gen, text_in, text_out};
 
 struct Shared(UnsafeCell<Option<ObjectIdGenerator<DateNow>>>);
 // SAFETY: one thread per module instance (see lib.rs).
@@ -23,14 +23,14 @@ static GENERATOR: Shared = Shared(UnsafeCell::new(None));
 pub fn objectid_generate() -> f64 {
     // SAFETY: one thread; the reference does not outlive this call.
     let slot = unsafe { &mut *GENERATOR.0.get() };
-    let gen = slot.get_or_insert_with(|| {
+    let generator = slot.get_or_insert_with(|| {
         let mut bytes = [0u8; 8];
         fill_random(&mut bytes);
         let [p0, p1, p2, p3, p4, c0, c1, c2] = bytes;
         let counter = u32::from_be_bytes([0, c0, c1, c2]);
         ObjectIdGenerator::new(DateNow, [p0, p1, p2, p3, p4], counter)
     });
-    match gen.next() {
+    match generator.next() {
         Ok(id) => put(id),
         Err(e) => {
             fail_gen(e);

@@ -35,12 +35,12 @@ const BLOCK: usize = {
 };
 const PAGE: usize = 65536;
 
-/// Moves `gen` into a block; null when memory cannot grow (the generator is dropped).
-pub fn put(gen: Gen) -> *mut Gen {
+/// Moves `generator` into a block; null when memory cannot grow (the generator is dropped).
+pub fn put(generator: Gen) -> *mut Gen {
     let block = block().cast::<Gen>();
     if !block.is_null() {
         // SAFETY: the block is BLOCK bytes, 8-aligned, and not in use.
-        unsafe { block.write(gen) };
+        unsafe { block.write(generator) };
     }
     block
 }
@@ -50,8 +50,11 @@ pub fn put(gen: Gen) -> *mut Gen {
 /// # Safety
 /// `block` came from `put` and is not used again.
 pub unsafe fn take(block: *mut Gen) {
-    core::ptr::drop_in_place(block);
-    release(block.cast());
+    // SAFETY: the caller's contract: a live block from `put`, not used again.
+    unsafe {
+        core::ptr::drop_in_place(block);
+        release(block.cast());
+    }
 }
 
 /// A free block (BLOCK bytes, 8-aligned), or null when memory cannot grow.
@@ -80,10 +83,14 @@ fn block() -> *mut u8 {
 /// # Safety
 /// `block` came from `block()` and is not used again.
 unsafe fn release(block: *mut u8) {
-    let pool = &mut *POOL.0.get();
-    let free = block.cast::<Free>();
-    free.write(Free { next: pool.free });
-    pool.free = free;
+    // SAFETY: one thread, and no reference to the pool outlives this call; the caller
+    // hands over `block`, a BLOCK-sized, 8-aligned block.
+    unsafe {
+        let pool = &mut *POOL.0.get();
+        let free = block.cast::<Free>();
+        free.write(Free { next: pool.free });
+        pool.free = free;
+    }
 }
 
 /// The global allocator: a block for anything that fits in one, else nothing.
@@ -130,41 +137,42 @@ mod tests {
     use crate::clock::JsClock;
     use snowdrift::{Generator, Layout, Policy};
 
-    fn gen(node: u64) -> Gen {
-        let gen = Generator::new(JsClock::DateNow, Layout::DEFAULT, node, Policy::DEFAULT).unwrap();
+    fn generator(node: u64) -> Gen {
+        let generator =
+            Generator::new(JsClock::DateNow, Layout::DEFAULT, node, Policy::DEFAULT).unwrap();
         Gen {
-            layout: gen.layout(),
-            gen,
+            layout: generator.layout(),
+            generator,
         }
     }
 
     // One test: the pool is a static, and test threads would share it.
     #[test]
     fn freed_blocks_are_reused_and_live_ones_are_not() {
-        let a = put(gen(1));
-        let b = put(gen(2));
+        let a = put(generator(1));
+        let b = put(generator(2));
         assert_ne!(a, b);
         // SAFETY: `a` came from `put` and is not used again.
         unsafe { take(a) };
-        let c = put(gen(3));
+        let c = put(generator(3));
         assert_eq!(c, a, "the freed block comes back first");
-        let d = put(gen(4));
+        let d = put(generator(4));
         assert!(d != b && d != c, "a live block is never handed out");
         // SAFETY: the blocks came from `put`; each is read while live.
         unsafe {
-            assert_eq!((*b).gen.node(), 2);
-            assert_eq!((*c).gen.node(), 3);
-            assert_eq!((*d).gen.node(), 4);
+            assert_eq!((*b).generator.node(), 2);
+            assert_eq!((*c).generator.node(), 3);
+            assert_eq!((*d).generator.node(), 4);
             take(b);
             take(c);
             take(d);
         }
         // Freeing as many as are made takes no new memory.
-        let first = put(gen(0));
+        let first = put(generator(0));
         // SAFETY: each block came from `put` and is freed once.
         unsafe { take(first) };
         for i in 0..100_000 {
-            let block = put(gen(i % 1024));
+            let block = put(generator(i % 1024));
             assert_eq!(block, first, "create-free cycle {i} took a new block");
             // SAFETY: as above.
             unsafe { take(block) };

@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: every benchmark, each printing a table with ratios against peers
 //! measured in the same run.
 
-use crate::util::{cargo, Result};
+use crate::util::{Result, cargo};
 
 pub fn run() -> Result {
     // The core against its peer crates (bench/benches/compare.rs).

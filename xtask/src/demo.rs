@@ -16,13 +16,14 @@ pub fn run() -> Result {
     println!("(time field runs out at {})\n", iso(layout.exhausts_at()));
 
     println!("Five IDs from the monotonic clock, node 7:");
-    let mut gen = Generator::new(MonotonicClock::new(), layout, 7, Policy::DEFAULT).map_err(err)?;
+    let mut generator =
+        Generator::new(MonotonicClock::new(), layout, 7, Policy::DEFAULT).map_err(err)?;
     println!(
         "  {:<20} {:<16} {:<13} {:<11} {:<24} {:>4} {:>4}",
         "decimal", "hex", "base32", "base62", "time", "node", "seq"
     );
     for _ in 0..5 {
-        let id = gen.next().map_err(err)?;
+        let id = generator.next().map_err(err)?;
         let p = layout.decode(id).map_err(err)?;
         let t: Vec<String> = Format::ALL
             .iter()
@@ -116,12 +117,12 @@ pub fn run() -> Result {
         println!("  {}", e.err().unwrap_or_default());
     }
 
-    let gen =
+    let generator =
         AtomicGenerator::new(MonotonicClock::new(), layout, 9, Policy::DEFAULT).map_err(err)?;
     let start = Instant::now();
     let mut last = 0;
     for _ in 0..1_000_000 {
-        let id = gen.next().map_err(err)?;
+        let id = generator.next().map_err(err)?;
         assert!(id > last, "IDs increase");
         last = id;
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use snowdrift::Layout;
 
-use crate::util::{self, cargo_bin, ensure_apt, ensure_targets, root, run_in, Result};
+use crate::util::{self, Result, cargo_bin, ensure_apt, ensure_targets, root, run_in};
 
 /// A board QEMU emulates, and the node id its firmware is built with.
 #[derive(Debug, Clone, Copy)]

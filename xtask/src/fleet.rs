@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{cargo, ensure_apt, root, run_in, Result};
+use crate::util::{Result, cargo, ensure_apt, root, run_in};
 
 /// Seconds each chaos run lasts.
 const CHAOS_SECONDS: &str = "20";

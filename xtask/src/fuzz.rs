@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{output, root, run, run_in, Result};
+use crate::util::{Result, output, root, run, run_in};
 
 /// Every fuzz target (`fuzz/fuzz_targets/<name>.rs`).
 pub const TARGETS: &[&str] = &[
@@ -44,7 +44,7 @@ pub fn run_command(args: &[String]) -> Result {
                 return Err(format!(
                     "unknown argument {other:?}; {USAGE}\ntargets: {}",
                     TARGETS.join(", ")
-                ))
+                ));
             }
         }
     }

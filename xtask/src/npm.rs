@@ -21,7 +21,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{self, cargo, ensure_apt, ensure_targets, output, root, run_in, Result};
+use crate::util::{self, Result, cargo, ensure_apt, ensure_targets, output, root, run_in};
 
 /// Files of `wasm/js/` that go into the package only bundled or minified by the build.
 const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "browser.js", "offline.js"];

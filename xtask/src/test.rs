@@ -1,6 +1,6 @@
 //! `cargo xtask test`: every suite, after installing what is missing.
 
-use crate::util::{self, cargo, cargo_bin, ensure_apt, ensure_targets, root, run_in, Result};
+use crate::util::{self, Result, cargo, cargo_bin, ensure_apt, ensure_targets, root, run_in};
 
 /// Targets the no_std builds (and later the wasm and firmware suites) need.
 pub const TARGETS: &[&str] = &[
@@ -58,7 +58,62 @@ fn lint() -> Result {
         "-D",
         "warnings",
     ])?;
-    lint_fuzz()
+    lint_fuzz()?;
+    msrv()
+}
+
+/// Each published crate builds with the oldest Rust its manifest states (`rust-version`),
+/// in a target directory of its own.
+fn msrv() -> Result {
+    for (package, manifest) in [
+        ("snowdrift", "core/Cargo.toml"),
+        ("snowdrift-lease", "lease/Cargo.toml"),
+    ] {
+        let version = rust_version(manifest)?;
+        let installed = util::output("rustup", &["toolchain", "list"]).unwrap_or_default();
+        if !installed
+            .lines()
+            .any(|l| l.starts_with(&format!("{version}-")))
+        {
+            util::run(
+                "rustup",
+                &["toolchain", "install", &version, "--profile", "minimal"],
+            )?;
+        }
+        eprintln!("-- {package} with Rust {version}");
+        run_in(
+            &root(),
+            "rustup",
+            &[
+                "run",
+                &version,
+                "cargo",
+                "check",
+                "-p",
+                package,
+                "--all-features",
+                "--lib",
+            ],
+            &[("CARGO_TARGET_DIR", "target/msrv")],
+        )?;
+    }
+    Ok(())
+}
+
+/// The `rust-version` a manifest states, its own or the workspace's.
+fn rust_version(manifest: &str) -> Result<String> {
+    let stated = |path: &str| -> Result<Option<String>> {
+        let text = std::fs::read_to_string(root().join(path))
+            .map_err(|e| format!("cannot read {path}: {e}"))?;
+        Ok(text
+            .lines()
+            .find_map(|l| l.strip_prefix("rust-version = \""))
+            .and_then(|v| v.strip_suffix('"'))
+            .map(str::to_string))
+    };
+    stated(manifest)?
+        .or(stated("Cargo.toml")?)
+        .ok_or_else(|| format!("no rust-version in {manifest} or Cargo.toml"))
 }
 
 /// The fuzz crate is outside the workspace: formatted and linted on its own.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::npm::{js_dir, path_str, pkg_dir};
-use crate::util::{ensure_apt, root, run_in, Result};
+use crate::util::{Result, ensure_apt, root, run_in};
 
 /// The files of the built page, served from `www/dist/`.
 const FILES: &[&str] = &[
@@ -137,7 +137,7 @@ pub fn serve(args: &[String]) -> Result {
         _ => {
             return Err(format!(
                 "usage: cargo xtask serve [--port N] (N in 0..=65535), got {args:?}"
-            ))
+            ));
         }
     };
     build()?;

@@ -2,8 +2,8 @@
 //! counter, the NVIC, the interrupt vector table, HardFault, and panics (through
 //! panic-semihosting, which exits QEMU with a failure code).
 
-use cortex_m::peripheral::{syst::SystClkSource, NVIC, SYST};
-use cortex_m_rt::{exception, ExceptionFrame};
+use cortex_m::peripheral::{NVIC, SYST, syst::SystClkSource};
+use cortex_m_rt::{ExceptionFrame, exception};
 use panic_semihosting as _;
 
 use super::{TIMER_IRQ, VECTORS};
@@ -80,8 +80,8 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
 }
 
 /// The device's interrupt vectors, up to the periodic timer's (cortex-m-rt `device`).
-#[link_section = ".vector_table.interrupts"]
-#[no_mangle]
+#[unsafe(link_section = ".vector_table.interrupts")]
+#[unsafe(no_mangle)]
 #[used]
 pub static __INTERRUPTS: [Vector; VECTORS] = {
     let mut v = [Vector {
@@ -99,6 +99,6 @@ pub union Vector {
     _reserved: usize,
 }
 
-extern "C" {
+unsafe extern "C" {
     fn DefaultHandler();
 }

@@ -26,7 +26,7 @@ pub fn start_periodic(period_us: u32) {
     write(CTL, 0);
     write(CFG, 0); // one 32-bit timer
     write(TAMR, 0x2); // periodic
-                      // QEMU counts exactly the load value per period (the chip: load + 1).
+    // QEMU counts exactly the load value per period (the chip: load + 1).
     write(
         TAILR,
         (u64::from(period_us) * COUNTER_HZ / 1_000_000) as u32,

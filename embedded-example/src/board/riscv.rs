@@ -84,7 +84,7 @@ fn machine_timer() {
     crate::on_timer();
 }
 
-#[export_name = "ExceptionHandler"]
+#[unsafe(export_name = "ExceptionHandler")]
 fn exception_handler(_frame: &riscv_rt::TrapFrame) -> ! {
     use core::fmt::Write;
     let mut console = crate::host::Console::open();

@@ -102,13 +102,11 @@ impl Server {
     fn wait_ping(&self) {
         let start = Instant::now();
         while start.elapsed() < START_LIMIT {
-            if let Ok(client) = redis::Client::open(self.url()) {
-                if let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200))
-                {
-                    if redis::cmd("PING").query::<String>(&mut con).is_ok() {
-                        return;
-                    }
-                }
+            if let Ok(client) = redis::Client::open(self.url())
+                && let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200))
+                && redis::cmd("PING").query::<String>(&mut con).is_ok()
+            {
+                return;
             }
             sleep(Duration::from_millis(20));
         }
