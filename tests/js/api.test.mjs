@@ -497,6 +497,20 @@ describe("the snowdrift command", () => {
     assert.match(text.stdout, /worker\s+0/);
   });
 
+  test("decode reads every form the page reads: hex, hyphenated base32, a signed 64-bit column's negative", () => {
+    const parts = (...args) => {
+      const r = cli("decode", ...args, "--json");
+      assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+      return JSON.parse(r.stdout);
+    };
+    const want = parts("175928847299117063", "--layout", "discord");
+    assert.deepEqual(parts("0x0271065ac1020007", "--layout", "discord"), want);
+    assert.deepEqual(parts("0271065AC1020007", "--layout", "discord"), want);
+    assert.deepEqual(parts("04W86-BB0G4-007", "--layout", "discord"), want);
+    // -5 is the 64 bits that a signed BIGINT column shows as -5.
+    assert.equal(parts("-5").id, String((1n << 64n) - 5n));
+  });
+
   test("generate prints increasing IDs of the node and layout asked for", () => {
     const r = cli("generate", "-n", "10", "--node", "3", "--layout", "twitter");
     assert.equal(r.status, 0, r.stderr);
@@ -518,7 +532,9 @@ describe("the snowdrift command", () => {
 
   test("bad input: exit status 2 and the reason, no stack trace", () => {
     for (const [args, reason] of [
-      [["decode", "-5"], "invalid"],
+      [["decode", "12x"], "\"12x\" is not decimal, hex (0x…) or base32 (13 characters)"],
+      [["decode", "0x1234567890abcdef0"], "is not 1 to 16 hex digits"],
+      [["decode", "-9223372036854775809"], "below the smallest signed 64-bit number"],
       [["decode", "1", "--layout", "nope"], "\"nope\""],
       [["generate", "--node", "5000"], "5000"],
       [["frobnicate"], "unknown command"],

@@ -538,6 +538,27 @@ function build(module) {
       const s = strArg("text", text);
       return idOut(from_base32(textIn("text", s)), () => parseError("base32", s));
     },
+    /**
+     * `parseId(text)`: an ID as people write it: decimal, a negative decimal (the signed
+     * 64-bit column that stores it: the same 64 bits), hex (`0x…`, or 16 digits with a
+     * letter) or base32 (13 characters, hyphens allowed). Spaces, `_` and `,` are ignored.
+     */
+    parseId(text) {
+      const t = strArg("text", text).replace(/[\s_,]/g, "");
+      if (/^-\d+$/.test(t)) {
+        const v = BigInt(t);
+        if (v < -(1n << 63n)) throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
+        return BigInt.asUintN(64, v);
+      }
+      if (/^\d+$/.test(t)) return idArg("id", t);
+      if (/^0x/i.test(t) || /^[0-9a-f]{16}$/i.test(t)) {
+        if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t)) throw new RangeError(`id ${describe(text)} is not 1 to 16 hex digits after 0x`);
+        return BigInt(/^0x/i.test(t) ? t : `0x${t}`);
+      }
+      const b32 = t.replace(/-/g, "");
+      if (b32.length === 13) return idOut(from_base32(textIn("text", b32)), () => parseError("base32", text));
+      throw new RangeError(`id ${describe(text)} is not decimal, hex (0x…) or base32 (13 characters)`);
+    },
     /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
     minIdAt(timeMs, layout) {
       const l = layoutArg(layout);

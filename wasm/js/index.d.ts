@@ -108,6 +108,10 @@ export declare function compose(parts: PartsInput, layout?: Layout): bigint;
 export declare function toBase32(id: bigint | string): string;
 /** Parses 13 Crockford base32 characters (either case). */
 export declare function fromBase32(text: string): bigint;
+/** An ID as people write it: decimal, negative decimal (a signed 64-bit column: the same
+ * 64 bits), hex (`0x…`, or 16 digits with a letter) or base32 (13 characters, hyphens
+ * allowed); spaces, `_` and `,` ignored. A RangeError names anything else. */
+export declare function parseId(text: string): bigint;
 /** The smallest ID any node makes in the tick holding `timeMs`. */
 export declare function minIdAt(timeMs: number, layout?: Layout): bigint;
 /** The largest ID any node makes in the tick holding `timeMs`. */

@@ -1,6 +1,6 @@
 // The page: generate IDs with snowdrift/browser (node id and reservation kept in this
 // browser's storage), decode any ID, draw its 64 bits. Static: no server logic.
-import { ObjectId, decode, fromBase32, maxIdAt, minIdAt, openSnowdrift, toBase32 } from "snowdrift/browser";
+import { ObjectId, decode, maxIdAt, minIdAt, openSnowdrift, parseId, toBase32 } from "snowdrift/browser";
 import { PRESETS, describeLayout, fields, layoutSummary, namesOf, presetLayout } from "./layouts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -195,13 +195,11 @@ async function copy(text, what) {
 
 // ---- decode ----
 
-const HEX = /^(?:0x)?[0-9a-f]{1,16}$/i;
-const TWO_64 = 1n << 64n;
-
 /**
  * Reads what people paste as an ID: { objectId } for 24 hex digits, else { id, form, note,
- * hint }, or throws with a message for the user. `hint` names a preset the text points to
- * (a Discord mention).
+ * hint }, or throws with a message for the user. The forms of an ID are the package's
+ * (`parseId`); the page adds Discord mentions and ObjectIds. `hint` names a preset the
+ * text points to (a Discord mention).
  */
 function readId(text) {
   let t = text.trim();
@@ -215,22 +213,20 @@ function readId(text) {
   }
   t = t.replace(/[\s_,]/g, "");
   if (/^[0-9a-f]{24}$/i.test(t)) return { objectId: ObjectId.parse(t) };
-  if (/^-\d+$/.test(t)) {
-    const v = BigInt(t);
-    if (v < -(1n << 63n)) throw new RangeError(`${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
-    return { id: TWO_64 + v, form: "decimal", note: "a negative number: read as the signed 64-bit column that stores it, the same 64 bits as an unsigned ID" };
+  let id;
+  try {
+    id = parseId(t);
+  } catch (e) {
+    if (/is not decimal, hex/.test(e.message)) {
+      throw new RangeError(`${JSON.stringify(text)} is not a decimal, hex (0x…, or 16 digits), base32 (13 characters) or ObjectId (24 hex digits) ID`);
+    }
+    throw e;
   }
-  if (/^\d+$/.test(t)) {
-    if (BigInt(t) >= TWO_64) throw new RangeError(`${t} does not fit in 64 bits (largest 18446744073709551615)`);
-    return { id: BigInt(t), form: "decimal", note, hint };
+  if (t.startsWith("-")) {
+    note = "a negative number: read as the signed 64-bit column that stores it, the same 64 bits as an unsigned ID";
   }
-  if (/^0x/i.test(t) || (t.length === 16 && HEX.test(t))) {
-    if (!HEX.test(t)) throw new RangeError(`${JSON.stringify(text)} is not 1 to 16 hex digits`);
-    return { id: BigInt(/^0x/i.test(t) ? t : `0x${t}`), form: "hex", note };
-  }
-  const b32 = t.replace(/-/g, "");
-  if (b32.length === 13) return { id: fromBase32(b32), form: "base32", note }; // the core names a bad character
-  throw new RangeError(`${JSON.stringify(text)} is not a decimal, hex (0x…, or 16 digits), base32 (13 characters) or ObjectId (24 hex digits) ID`);
+  const form = /^-?\d+$/.test(t) ? "decimal" : /^0x/i.test(t) || t.length === 16 ? "hex" : "base32";
+  return { id, form, note, hint };
 }
 
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
@@ -360,7 +356,7 @@ function showParts(id, read, { key, facts, parts: p }) {
   if (p.datacenter !== undefined) rows.push([cap(names.datacenter), String(p.datacenter)], [cap(names.worker), String(p.worker)]);
   rows.push(["Node", String(p.node)], ["Sequence", String(p.sequence)]);
   rows.push(["Decimal", mono(id.toString())]);
-  if (id >= 1n << 63n) rows.push(["Signed 64-bit", mono((id - TWO_64).toString())]);
+  if (id >= 1n << 63n) rows.push(["Signed 64-bit", mono(BigInt.asIntN(64, id).toString())]);
   rows.push(["Hex", mono(id.toString(16).padStart(16, "0"))], ["Base32", mono(toBase32(id))]);
   const dl = el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const read_ = [`read as ${read.form}`, read.note].filter(Boolean).join(", ");

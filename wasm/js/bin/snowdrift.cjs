@@ -6,12 +6,12 @@
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
-const { Snowdrift, decode, toBase32, fromBase32 } = require("../node.cjs");
+const { Snowdrift, decode, toBase32, parseId } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
 const PRESETS = "@PRESETS";
 const USAGE = `usage:
-  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal or base32)
+  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal, hex or base32)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
   snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
@@ -51,11 +51,6 @@ function integer(name, text, fallback) {
   return Number(text);
 }
 
-function idOf(text) {
-  // Decimal, or the 13-character base32 form.
-  return /^\d+$/.test(text) ? text : fromBase32(text);
-}
-
 function main(argv) {
   const [command, ...args] = argv;
   const { flags, rest } = parseArgs(args);
@@ -66,7 +61,7 @@ function main(argv) {
   const layout = layoutOf(flags.layout);
   if (command === "decode") {
     if (rest.length !== 1) throw new TypeError("decode takes one ID");
-    const id = BigInt(idOf(rest[0]));
+    const id = parseId(rest[0]);
     const p = decode(id, layout);
     const out = {
       id: id.toString(),
@@ -87,8 +82,8 @@ function main(argv) {
   if (command === "generate") {
     if (rest.length !== 0) throw new TypeError(`generate takes no arguments, got ${rest.join(" ")}`);
     const n = integer("-n", flags.n, 1);
-    const gen = new Snowdrift({ layout, node: integer("--node", flags.node, 0) });
-    const ids = gen.nextBatch(n);
+    const generator = new Snowdrift({ layout, node: integer("--node", flags.node, 0) });
+    const ids = generator.nextBatch(n);
     const text = Array.from(ids, (id) => id.toString());
     console.log(flags.json ? JSON.stringify(text) : text.join("\n"));
     return 0;
