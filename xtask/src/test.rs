@@ -48,6 +48,7 @@ fn setup() -> Result {
 }
 
 fn lint() -> Result {
+    lockfiles()?;
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -114,6 +115,31 @@ fn rust_version(manifest: &str) -> Result<String> {
     stated(manifest)?
         .or(stated("Cargo.toml")?)
         .ok_or_else(|| format!("no rust-version in {manifest} or Cargo.toml"))
+}
+
+/// The workspaces outside the main one (firmware, fuzz) keep their own Cargo.lock, which
+/// their suites build `--locked`: a stale one fails here in seconds, not minutes in.
+fn lockfiles() -> Result {
+    for dir in ["embedded-example", "fuzz"] {
+        let status = std::process::Command::new(cargo_bin())
+            .args([
+                "metadata",
+                "--locked",
+                "--format-version",
+                "1",
+                "--manifest-path",
+            ])
+            .arg(root().join(dir).join("Cargo.toml"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("cargo metadata: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "{dir}/Cargo.lock is out of date: run `cargo update -w` in {dir}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The fuzz crate is outside the workspace: formatted and linted on its own.
