@@ -5,6 +5,7 @@ mod demo;
 mod firmware;
 mod fleet;
 mod fuzz;
+mod newcomer;
 mod npm;
 mod test;
 mod util;

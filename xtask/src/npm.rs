@@ -21,7 +21,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{self, Result, cargo, ensure_apt, ensure_targets, output, root, run_in};
+use crate::util::{
+    self, Result, cargo, ensure_apt, ensure_targets, lock_version, output, root, run_in,
+};
 
 /// Files of `wasm/js/` that go into the package only bundled or minified by the build.
 const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "browser.js", "offline.js"];
@@ -41,27 +43,11 @@ fn ensure_tools() -> Result {
     ensure_node_modules()
 }
 
-/// The version of the `wasm-bindgen` crate in Cargo.lock (pinned with `=` in
-/// wasm/Cargo.toml): the CLI must be the same version.
-pub fn wasm_bindgen_version() -> Result<String> {
-    let lock = fs::read_to_string(root().join("Cargo.lock"))
-        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line == "name = \"wasm-bindgen\"" {
-            let version = lines.next().and_then(|l| l.strip_prefix("version = \""));
-            if let Some(v) = version.and_then(|v| v.strip_suffix('"')) {
-                return Ok(v.to_string());
-            }
-        }
-    }
-    Err("Cargo.lock has no wasm-bindgen package".into())
-}
-
 /// Installs the wasm-bindgen CLI (`wasm-bindgen`, `wasm-bindgen-test-runner`) of the
 /// crate's version unless `wasm-bindgen --version` already matches (a few minutes, once).
 pub fn ensure_wasm_bindgen() -> Result {
-    let version = wasm_bindgen_version()?;
+    // The version of the crate in Cargo.lock (pinned with `=` in wasm/Cargo.toml).
+    let version = lock_version("wasm-bindgen")?;
     let installed = output("wasm-bindgen", &["--version"]).unwrap_or_default();
     if installed.split_whitespace().nth(1) == Some(version.as_str()) {
         return Ok(());

@@ -30,6 +30,7 @@ pub fn run(args: &[String]) -> Result {
         ("npm", crate::npm::test),
         ("fleet", crate::fleet::test),
         ("www", crate::www::test),
+        ("newcomer", crate::newcomer::test),
     ];
     for (name, suite) in suites {
         if only.is_some_and(|o| o != *name) && *name != "setup" {

@@ -51,6 +51,22 @@ pub fn output(program: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The version of a crate in the workspace's Cargo.lock (the first, if it has several).
+pub fn lock_version(name: &str) -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == format!("name = \"{name}\"") {
+            let version = lines.next().and_then(|l| l.strip_prefix("version = \""));
+            if let Some(v) = version.and_then(|v| v.strip_suffix('"')) {
+                return Ok(v.to_string());
+            }
+        }
+    }
+    Err(format!("Cargo.lock has no {name} package"))
+}
+
 /// Adds the rustup targets that are not installed yet.
 pub fn ensure_targets(targets: &[&str]) -> Result {
     let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
