@@ -507,8 +507,10 @@ describe("the snowdrift command", () => {
     assert.deepEqual(parts("0x0271065ac1020007", "--layout", "discord"), want);
     assert.deepEqual(parts("0271065AC1020007", "--layout", "discord"), want);
     assert.deepEqual(parts("04W86-BB0G4-007", "--layout", "discord"), want);
-    // -5 is the 64 bits that a signed BIGINT column shows as -5.
-    assert.equal(parts("-5").id, String((1n << 64n) - 5n));
+    // -5 is the 64 bits a signed BIGINT column shows as -5: too wide for a 63-bit layout.
+    const negative = cli("decode", "-5");
+    assert.equal(negative.status, 2, negative.stdout);
+    assert.match(negative.stderr, /id 18446744073709551611 does not fit the layout's 63 bits/);
   });
 
   test("generate prints increasing IDs of the node and layout asked for", () => {
