@@ -157,7 +157,7 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     await a.release();
     const b = await leaseWhenFree(client, opts, 2000);
     const idsB = await issueFor(b.generator({ onClockBackwards: "borrow" }), 200);
-    const tick = (id) => decode(id, l).timestampMs;
+    const tick = (id) => decode(id, l).timeMs;
     const lastA = idsA.reduce((m, id) => (id > m ? id : m), 0n);
     assert.ok(idsB.every((id) => tick(id) > tick(lastA)), "the next holder's ticks all come after the last one released");
     // Not released: the next holder waits for the fence, and starts in a later tick.

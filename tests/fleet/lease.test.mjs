@@ -17,7 +17,7 @@ const BIN = join(here, "../../wasm/pkg/bin/snowdrift.cjs");
 const layout = (nodeBits) => ({ timeBits: 41, nodeBits, sequenceBits: 12, epochMs: 1704067200000 });
 let spaces = 0;
 const space = (what) => `test:${what}:${process.pid}:${++spaces}`;
-const timeOf = (id, l) => decode(id, l).timestampMs;
+const timeOf = (id, l) => decode(id, l).timeMs;
 
 let server;
 before(async () => {

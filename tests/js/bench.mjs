@@ -162,8 +162,8 @@ const texts = ids.map(toBase32);
 const discordIds = ids.map((id) => compose(decode(id), "discord"));
 const wasmCall = decodeFloor();
 const fields = new Float64Array([1461996000000, 32, 1, 0, 7]);
-function FloorParts(timestampMs, node, datacenter, worker, sequence) {
-  this.timestampMs = timestampMs;
+function FloorParts(timeMs, node, datacenter, worker, sequence) {
+  this.timeMs = timeMs;
   this.node = node;
   this.datacenter = datacenter;
   this.worker = worker;
@@ -175,7 +175,7 @@ const dec = table("decode(id) -> parts", [
   ["snowdrift gen.decode(id)", (id) => sd.decode(id), { inputs: ids }],
   ["@sapphire/snowflake deconstruct(id)", (id) => sapphire.deconstruct(id), { inputs: sapphireIds }],
   ["nodejs-snowflake timestampFromID + instanceIDFromID", (id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], { inputs: ids }],
-  ["JS BigInt by hand (reference)", (id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), { inputs: ids }],
+  ["JS BigInt by hand (reference)", (id) => ({ timeMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), { inputs: ids }],
 ], "snowdrift decode(id)");
 
 // The floor of any wasm decode that returns an object: the call with the bigint alone,
@@ -208,7 +208,7 @@ for (const [name, fn, key] of [
 // What a page downloads: the browser entry, the files it imports (followed from their
 // text), and the wasm.
 const pkgDir = new URL("./node_modules/snowdrift/", import.meta.url);
-const browserFiles = ["browser.js"];
+const browserFiles = ["index.js"];
 for (let i = 0; i < browserFiles.length; i++) {
   const text = readFileSync(new URL(browserFiles[i], pkgDir), "utf8");
   for (const [, file] of text.matchAll(/\bfrom\s*["']\.\/([^"']+)["']/g)) {

@@ -14,7 +14,7 @@ const options: SnowdriftOptions = {
   onClockBackwards: "wait",
   maxWaitMs: 10,
   clock: () => Date.now(),
-  notBefore: "123",
+  resumeAfter: "123",
 };
 const gen = new Snowdrift(options);
 const id: bigint = gen.next();
@@ -22,7 +22,7 @@ const s: string = gen.nextString();
 const batch: BigUint64Array = gen.nextBatch(10);
 const maybe: bigint | undefined = gen.tryNext();
 const parts: Parts = gen.decode(id);
-const ms: number = parts.timestampMs;
+const ms: number = parts.timeMs;
 const date: Date = parts.date;
 const dc: number | undefined = parts.datacenter;
 const back: bigint = compose(decode(s, "twitter"), "twitter");
@@ -43,7 +43,7 @@ async function persistent(): Promise<[bigint, number, string]> {
   const kept: boolean = await g.persisted;
   await g.close();
   // After storage loss: the node id with the newest ID the server has from it.
-  const grant: NodeGrant = { node: 17, notBefore: "383822283821842432" };
+  const grant: NodeGrant = { node: 17, resumeAfter: "383822283821842432" };
   await openSnowdrift({ node: async () => grant, persist: kept, maxAheadMs: 1000, storage: "indexeddb" });
   return [next, g.node, where];
 }
@@ -67,7 +67,7 @@ openSnowdrift({ node: "3" });
 // @ts-expect-error IDs are bigints, never numbers
 decode(5);
 // @ts-expect-error a high-water mark is an ID (bigint or decimal string), not a number
-openSnowdrift({ node: () => ({ node: 3, notBefore: 5 }) });
+openSnowdrift({ node: () => ({ node: 3, resumeAfter: 5 }) });
 // @ts-expect-error localStorage alone is never chosen over a working IndexedDB
 openSnowdrift({ storage: "localstorage" });
 // @ts-expect-error unknown layouts are not layouts

@@ -69,7 +69,7 @@ test("clock set back an hour (Date.now and performance), then a reload: new IDs 
   const { context, pages: [page] } = await pages();
   await open(page);
   const a = await batch(page, 5000);
-  const lastTime = await page.evaluate((id) => gen.decode(id).timestampMs, String(max(a)));
+  const lastTime = await page.evaluate((id) => gen.decode(id).timeMs, String(max(a)));
   await clockOneHourBack(context);
   await reload(page);
   const skew = await page.evaluate(() => Date.now() - new Date().getTime());
@@ -78,7 +78,7 @@ test("clock set back an hour (Date.now and performance), then a reload: new IDs 
   const b = [...(await nextIds(page, 1000)), ...(await batch(page, 5000))];
   assertIncreasing(b, "with the clock an hour back");
   assert.ok(min(b) > max(a), `with the clock back ${min(b)} is not above ${max(a)}`);
-  const firstTime = await page.evaluate((id) => gen.decode(id).timestampMs, String(min(b)));
+  const firstTime = await page.evaluate((id) => gen.decode(id).timeMs, String(min(b)));
   assert.ok(firstTime > lastTime, "IDs go on after the reservation, not from the clock's reading");
   noErrors(page);
   await context.close();
@@ -197,7 +197,7 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
   // localStorage writes are synchronous: a burst past the reservation renews it on the spot.
   const a = await batch(page, 1 << 18);
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem(`snowdrift:snowdrift:${gen.node}`)).until);
-  assert.ok(stored >= await page.evaluate((id) => gen.decode(id).timestampMs, String(max(a))), "localStorage covers the burst");
+  assert.ok(stored >= await page.evaluate((id) => gen.decode(id).timeMs, String(max(a))), "localStorage covers the burst");
   await reload(page);
   const second = await open(page);
   assert.equal(second.node, first.node);
@@ -222,7 +222,7 @@ test("no ID is issued past what storage holds: a window renews a burst's reserva
   // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
   const tab = await page.evaluate(() => {
     const ids = gen.nextBatch(1 << 20);
-    return { newest: gen.decode(ids[ids.length - 1]).timestampMs, reserved: gen.reservedUntil };
+    return { newest: gen.decode(ids[ids.length - 1]).timeMs, reserved: gen.reservedUntil };
   });
   const held = await stored(page, "snowdrift", node);
   assert.ok(held.local >= tab.newest && tab.reserved === held.local, `localStorage holds ${held.local}, the newest ID has ${tab.newest}`);
@@ -243,7 +243,7 @@ test("no ID is issued past what storage holds: a window renews a burst's reserva
   assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/);
   assert.equal(worker.ready, true);
   assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
-  const newestMs = await page.evaluate((id) => sd.decode(id).timestampMs, worker.newest);
+  const newestMs = await page.evaluate((id) => sd.decode(id).timeMs, worker.newest);
   const rec = await stored(page, "w", worker.opened.node);
   assert.ok(rec.until >= newestMs && rec.window === false, `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`);
   noErrors(page);
@@ -293,8 +293,8 @@ test("collisionOdds is the birthday bound over the layout's node ids, and the ta
   for (let i = 1; i < 10; i++) none *= 1 - i / 1024;
   near(odds.ten, 1 - none);
 
-  // The table in offline.d.ts: rows "| devices | default | instagram | browser |".
-  const dts = readFileSync(new URL("../../wasm/js/offline.d.ts", import.meta.url), "utf8");
+  // The table in browser.d.ts: rows "| devices | default | instagram | browser |".
+  const dts = readFileSync(new URL("../../wasm/js/browser.d.ts", import.meta.url), "utf8");
   const rows = [...dts.matchAll(/^ \* \| ([\d,]+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$/gm)];
   assert.equal(rows.length, 4, "four rows in the table");
   const shown = (p, text) => {
@@ -407,7 +407,7 @@ const issueFor = (page, ms, size = 500, every = 20) => page.evaluate(async ([ms,
     }
     await new Promise((r) => setTimeout(r, every));
   }
-  return { newest: String(newest), newestMs: newest ? gen.decode(newest).timestampMs : 0, errors, count };
+  return { newest: String(newest), newestMs: newest ? gen.decode(newest).timeMs : 0, errors, count };
 }, [ms, size, every]);
 
 test("bursts in a tab, then the tab closes: a worker is refused its node id until a window hands it back; every later holder, clock 2.5 s back, repeats none", { timeout: 120_000 }, async () => {
@@ -419,7 +419,7 @@ test("bursts in a tab, then the tab closes: a worker is refused its node id unti
       gen.nextBatch(60 * 4096);
       const ids = gen.nextBatch(150 * 4096);
       const newest = ids[ids.length - 1];
-      return { newest: String(newest), newestMs: gen.decode(newest).timestampMs };
+      return { newest: String(newest), newestMs: gen.decode(newest).timeMs };
     });
     const held = await stored(page, "snowdrift", 5);
     assert.ok(held.local >= got.newestMs, `localStorage holds ${held.local}, the newest ID's time is ${got.newestMs}`);
@@ -603,7 +603,7 @@ test("after a visit with the clock an hour ahead: with maxAheadMs the next visit
     await open(page, { node });
     const later = await nextIds(page, 100);
     assert.ok(min(later) > max(ahead), "IDs go on above the reservation");
-    const lead = await page.evaluate((id) => gen.decode(id).timestampMs - Date.now(), String(min(later)));
+    const lead = await page.evaluate((id) => gen.decode(id).timeMs - Date.now(), String(min(later)));
     assert.ok(lead > 3_500_000, "the first IDs are an hour ahead of the clock");
     // While running, a clock set back further than maxAheadMs is an error, not a lead.
     const running = await page.evaluate(async () => {
@@ -629,7 +629,7 @@ test("after storage loss, a node id from the app with its high-water mark goes o
       await new Promise((ok) => { const r = indexedDB.deleteDatabase("snowdrift"); r.onsuccess = r.onerror = ok; });
       localStorage.clear();
       clockOffset = -60_000;
-      const g = await sd.openSnowdrift({ node: async () => ({ node: 40, notBefore: newest }) });
+      const g = await sd.openSnowdrift({ node: async () => ({ node: 40, resumeAfter: newest }) });
       const ids = Array.from(g.nextBatch(1000), String);
       return { node: g.node, ids, persisted: await g.persisted };
     }, first);

@@ -28,7 +28,7 @@ const ERR_WOULD_BLOCK = 3;
 const IO_ERR_KIND = 40, IO_ERR_LEN = 44, IO_ERR = 48, IO_TEXT = 304, IO_BATCH = 4400;
 const TEXT_CAP = 4096, BATCH_CAP = 4096;
 const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
-  "maxAheadMs", "clock", "notBefore"];
+  "maxAheadMs", "clock", "resumeAfter"];
 const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
   "unitMs", "epochMs", "order"];
 const POLICIES = { fail: 0, wait: 1, borrow: 2 };
@@ -81,27 +81,27 @@ function checkKeys(what, obj, known) {
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
-  constructor(timestampMs, node, sequence) {
-    this.timestampMs = timestampMs;
+  constructor(timeMs, node, sequence) {
+    this.timeMs = timeMs;
     this.node = node;
     this.sequence = sequence;
   }
   /** The start of the ID's tick, as a Date (a new one each read). */
   get date() {
-    return new Date(this.timestampMs);
+    return new Date(this.timeMs);
   }
   toJSON() {
-    const { timestampMs, node, datacenter, worker, sequence } = this;
+    const { timeMs, node, datacenter, worker, sequence } = this;
     return datacenter === undefined
-      ? { timestampMs, date: this.date, node, sequence }
-      : { timestampMs, date: this.date, node, datacenter, worker, sequence };
+      ? { timeMs, date: this.date, node, sequence }
+      : { timeMs, date: this.date, node, datacenter, worker, sequence };
   }
 }
 
 /** Parts of an ID of a split layout: the same prototype (and name) as Parts, with a
  * constructor of its own, so that each kind of Parts keeps one shape. */
-function SplitParts(timestampMs, node, datacenter, worker, sequence) {
-  this.timestampMs = timestampMs;
+function SplitParts(timeMs, node, datacenter, worker, sequence) {
+  this.timeMs = timeMs;
   this.node = node;
   this.datacenter = datacenter;
   this.worker = worker;
@@ -341,7 +341,7 @@ function build(module) {
     // A 64-bit layout: IDs from 2^63 on leave wasm as negative i64s.
     #wide = false;
 
-    /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, notBefore })`. */
+    /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, resumeAfter })`. */
     constructor(options) {
       options = options ?? {};
       checkKeys("Snowdrift", options, OPTIONS);
@@ -352,7 +352,7 @@ function build(module) {
       if (clock !== undefined && typeof clock !== "function") {
         throw wrongType("clock", "a function returning Unix milliseconds", clock);
       }
-      const notBefore = options.notBefore === undefined ? undefined : idArg("notBefore", options.notBefore);
+      const resumeAfter = options.resumeAfter === undefined ? undefined : idArg("resumeAfter", options.resumeAfter);
       let slot = -1;
       if (clock !== undefined) {
         slot = freeClocks.length ? freeClocks.pop() : clocks.length;
@@ -360,7 +360,7 @@ function build(module) {
       }
       const gen = gen_new(layout, node, policy, bound, slot);
       views();
-      if (gen === 0 || (notBefore !== undefined && gen_resume(gen, notBefore) < 0)) {
+      if (gen === 0 || (resumeAfter !== undefined && gen_resume(gen, resumeAfter) < 0)) {
         const error = takeError();
         if (gen !== 0) gen_free(gen);
         if (slot >= 0) {
@@ -516,10 +516,10 @@ function build(module) {
     compose(parts, layout) {
       const l = layoutArg(layout);
       if (typeof parts !== "object" || parts === null) throw wrongType("parts", "an object", parts);
-      let time = parts.timestampMs;
+      let time = parts.timeMs;
       if (time === undefined && parts.date instanceof Date) time = parts.date.getTime();
-      if (time === undefined) throw new TypeError("parts.timestampMs is required");
-      const timeMs = intArg("timestampMs", time, 0, MAX_SAFE);
+      if (time === undefined) throw new TypeError("parts.timeMs is required");
+      const timeMs = intArg("timeMs", time, 0, MAX_SAFE);
       const sequence = parts.sequence === undefined ? 0 : intArg("sequence", parts.sequence, 0, MAX_SAFE);
       const node = nodeArg(parts, l);
       return idOut(wasmCompose(l, timeMs, node, sequence));

@@ -39,7 +39,7 @@ export interface SnowdriftOptions {
   /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. It must not call a generator (that throws). */
   clock?: () => number;
   /** Never issue an ID at or below this one (a high-water mark saved by an earlier run). */
-  notBefore?: bigint | string;
+  resumeAfter?: bigint | string;
 }
 
 /**
@@ -50,7 +50,7 @@ export interface SnowdriftOptions {
  */
 export interface Parts {
   /** Start of the ID's tick, Unix milliseconds. */
-  timestampMs: number;
+  timeMs: number;
   /** The same instant as a Date. */
   readonly date: Date;
   node: number;
@@ -59,9 +59,9 @@ export interface Parts {
   sequence: number;
 }
 
-/** The input of `compose`: `timestampMs` (or `date`), `node` or `datacenter` + `worker`, `sequence` (default 0). */
+/** The input of `compose`: `timeMs` (or `date`), `node` or `datacenter` + `worker`, `sequence` (default 0). */
 export interface PartsInput {
-  timestampMs?: number;
+  timeMs?: number;
   date?: Date;
   node?: number;
   datacenter?: number;

@@ -13,7 +13,7 @@ const { Snowdrift, decode, maxIdAt } = require("./node.cjs");
 
 const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock"];
 // Generator options a lease decides itself.
-const FIXED = ["layout", "node", "datacenter", "worker", "notBefore"];
+const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
 const MAX_NODE_BITS = 32;
 // While a new (or data-lost) space's first lease is not yet usable, renew this often.
 const USABLE_POLL_MS = 100;
@@ -49,8 +49,8 @@ function layoutFacts(layout) {
     throw new RangeError(`the layout has ${nodeBits} node bits; leases cover at most ${MAX_NODE_BITS}`);
   }
   const sequenceBits = Math.round(Math.log2(parts.sequence + 1));
-  const tickMs = decode(top + 1n, layout).timestampMs - decode(top, layout).timestampMs;
-  const epochMs = decode(0n, layout).timestampMs;
+  const tickMs = decode(top + 1n, layout).timeMs - decode(top, layout).timeMs;
+  const epochMs = decode(0n, layout).timeMs;
   // The layout's width: the widest ID with every bit set that it decodes.
   let width = 64;
   for (; width > 0; width--) {
@@ -290,7 +290,7 @@ class Lease {
   }
 
   /** The generator of this lease (one per lease: a second would repeat IDs). Options as
-   * `new Snowdrift` takes, but the layout, node and notBefore are the lease's. */
+   * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
   generator(options) {
     options = options ?? {};
     if (typeof options !== "object" || Array.isArray(options)) throw wrongType("options", "an object", options);
@@ -303,7 +303,7 @@ class Lease {
     }
     const opts = { clock: this.#clock, ...options, layout: this.#layout, node: this.node };
     if (opts.clock === undefined) delete opts.clock;
-    if (this.notBefore >= this.#facts.epochMs) opts.notBefore = maxIdAt(this.notBefore, this.#layout);
+    if (this.notBefore >= this.#facts.epochMs) opts.resumeAfter = maxIdAt(this.notBefore, this.#layout);
     const gen = new Snowdrift(opts);
     gen.setFenceMs(this.until);
     this.#gen = gen;

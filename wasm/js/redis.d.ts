@@ -44,7 +44,7 @@ export declare class Lease {
    * The generator of the lease, fenced to it: once the lease stops, its calls throw.
    * @throws {Error} on a second call (one generator per lease), or when the lease stopped.
    */
-  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "notBefore">): Snowdrift;
+  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">): Snowdrift;
   /** Stops the generator and hands the id on to the next holder. Idempotent. */
   release(): Promise<void>;
 }

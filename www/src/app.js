@@ -170,7 +170,7 @@ async function generate(event) {
     ids = gen.nextBatch(count);
     const ms = performance.now() - start;
     for (const b of [ui.copyDec, ui.copyB32, ui.decodeLast]) b.disabled = false;
-    const ahead = gen.decode(ids[ids.length - 1]).timestampMs - Date.now();
+    const ahead = gen.decode(ids[ids.length - 1]).timeMs - Date.now();
     const borrowed = ahead > 0
       ? ` The newest is dated ${number.format(ahead)} ms ahead of this clock: a tick holds only so many IDs, so a big batch takes the next ticks early (the IDs stay unique and in order).`
       : "";
@@ -265,8 +265,8 @@ function whoText(key, p) {
  * values (IDs are mostly made one at a time, by few nodes), then the later time.
  */
 function ranked(id, hint) {
-  const out = PRESETS.map((key) => underLayout(id, key)).filter((u) => u && u.parts.timestampMs <= Date.now() + DAY_AHEAD);
-  const rank = (u) => [u.key === hint ? 0 : 1, u.parts.sequence, u.parts.node, -u.parts.timestampMs];
+  const out = PRESETS.map((key) => underLayout(id, key)).filter((u) => u && u.parts.timeMs <= Date.now() + DAY_AHEAD);
+  const rank = (u) => [u.key === hint ? 0 : 1, u.parts.sequence, u.parts.node, -u.parts.timeMs];
   return out.sort((a, b) => {
     const [x, y] = [rank(a), rank(b)];
     for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
@@ -314,7 +314,7 @@ function showDecoded() {
       const list = el("ol", { class: "choices" });
       for (const o of options) {
         const b = el("button", { type: "button", "data-layout": o.key },
-          el("strong", {}, namesOf(o.key).title), ` ${when(o.parts.timestampMs)} (${ago(o.parts.timestampMs)}), ${whoText(o.key, o.parts)}`);
+          el("strong", {}, namesOf(o.key).title), ` ${when(o.parts.timeMs)} (${ago(o.parts.timeMs)}), ${whoText(o.key, o.parts)}`);
         b.addEventListener("click", () => {
           ui.decodeLayout.value = o.key;
           showDecoded();
@@ -344,13 +344,13 @@ function showDecoded() {
 function showParts(id, read, { key, facts, parts: p }) {
   const names = namesOf(key);
   const title = key === "generator" ? `the layout chosen under Make IDs (${ui.layout.selectedOptions[0].textContent})` : `a ${names.title} ID`;
-  const iso = when(p.timestampMs);
+  const iso = when(p.timeMs);
   const rows = [
     ["Layout", key === "generator" ? ui.layout.selectedOptions[0].textContent : names.title],
     ["Time (UTC)", el("time", { datetime: iso }, iso)],
-    ["Local time", local(p.timestampMs)],
-    ["Age", ago(p.timestampMs)],
-    ["Unix ms", mono(String(p.timestampMs))],
+    ["Local time", local(p.timeMs)],
+    ["Age", ago(p.timeMs)],
+    ["Unix ms", mono(String(p.timeMs))],
   ];
   const cap = (s) => s[0].toUpperCase() + s.slice(1);
   if (p.datacenter !== undefined) rows.push([cap(names.datacenter), String(p.datacenter)], [cap(names.worker), String(p.worker)]);
@@ -361,11 +361,11 @@ function showParts(id, read, { key, facts, parts: p }) {
   const dl = el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const read_ = [`read as ${read.form}`, read.note].filter(Boolean).join(", ");
   const summary = el("p", { class: "summary" }, `As ${title}: made `, el("span", { class: "nowrap" }, iso),
-    ` (${ago(p.timestampMs)}) by ${whoText(key, p)}`, el("span", { class: "muted" }, ` (${read_})`));
+    ` (${ago(p.timeMs)}) by ${whoText(key, p)}`, el("span", { class: "muted" }, ` (${read_})`));
   ui.decoded.append(summary);
-  const ahead = p.timestampMs - Date.now();
+  const ahead = p.timeMs - Date.now();
   if (ahead > DAY_AHEAD) {
-    ui.decoded.append(el("p", { class: "note" }, `This time is ${ago(p.timestampMs).replace(/^in /, "")} ahead of this device's clock: the ID was probably made with another layout.`));
+    ui.decoded.append(el("p", { class: "note" }, `This time is ${ago(p.timeMs).replace(/^in /, "")} ahead of this device's clock: the ID was probably made with another layout.`));
   } else if (ahead > 0) {
     ui.decoded.append(el("p", { class: "note" }, `This time is ${number.format(ahead)} ms ahead of this device's clock. A tick holds only so many IDs, so a big batch takes the next ticks early: its newest IDs are dated a little ahead (or the clock that made it was ahead).`));
   }
@@ -421,7 +421,7 @@ const SHORT = { unused: "", time: "time", datacenter: "dc", worker: "wk", node: 
 /** The 64 bits in two rows of 32, each field coloured and labelled (for sighted users; the list above says the same in words). */
 function bitFigure(id, facts, parts, names) {
   const fs = fields(facts, parts, names);
-  const tick = (parts.timestampMs - facts.epochMs) / facts.unitMs;
+  const tick = (parts.timeMs - facts.epochMs) / facts.unitMs;
   let high = 63;
   const spans = fs.map((f) => {
     const s = { ...f, high, low: high - f.bits + 1, value: f.name === "time" ? tick : f.value };

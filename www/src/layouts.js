@@ -28,15 +28,15 @@ const bitsOf = (max) => (max === undefined ? 0 : Math.round(Math.log2(max + 1)))
 
 /** Widths and times of a layout; throws the core's RangeError for an invalid one. */
 export function describeLayout(layout) {
-  const epochMs = decode(0n, layout).timestampMs;
+  const epochMs = decode(0n, layout).timeMs;
   const top = maxIdAt(epochMs, layout); // every node and sequence bit set
   const p = decode(top, layout);
-  const unitMs = decode(top + 1n, layout).timestampMs - epochMs;
+  const unitMs = decode(top + 1n, layout).timeMs - epochMs;
   let total = 64;
   while (total > 1 && !fits(layout, (1n << BigInt(total)) - 1n)) total--;
   const nodeBits = bitsOf(p.node);
   const sequenceBits = bitsOf(p.sequence);
-  const lastMs = decode((1n << BigInt(total)) - 1n, layout).timestampMs;
+  const lastMs = decode((1n << BigInt(total)) - 1n, layout).timeMs;
   return {
     epochMs,
     unitMs,

@@ -5,13 +5,13 @@
 //! functions) run through the wasm-bindgen CLI (`--target web`) and `wasm-opt -Oz` (npm
 //! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
 //! here with the generated glue and `host.mjs` into `api.mjs` and `api.cjs`, and with the
-//! browser entry into `browser.js`; esbuild bundles, terser minifies), the entry points,
+//! browser entry into `index.js`; esbuild bundles, terser minifies), the entry points,
 //! the types, the `snowdrift` command and package.json. The names of the core's
 //! preset layouts are written into the types and the command's help from
 //! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm.
 //!
 //! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
-//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
+//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./index.js`,
 //! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
 //! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
 //! except the files the build bundles or minifies ([`BUNDLED`]); the lease protocol's
@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::util::{self, Result, cargo, ensure_apt, ensure_targets, output, root, run_in};
 
 /// Files of `wasm/js/` that go into the package only bundled or minified by the build.
-const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "browser.js", "offline.js"];
+const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "index.js", "browser.js"];
 
 pub fn js_dir() -> PathBuf {
     root().join("tests/js")
@@ -166,18 +166,18 @@ pub fn build() -> Result {
     for (entry, format, file) in [
         ("api.mjs", "esm", "api.mjs"),
         ("api.mjs", "cjs", "api.cjs"),
-        ("browser.js", "esm", "browser.js"),
+        ("index.js", "esm", "index.js"),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, &bundled)?;
         minify(&bundled, format == "esm", &pkg.join(file))?;
     }
-    // `snowdrift/browser` (offline.js), minified as an ES module; it imports the browser
-    // entry, so it is not bundled.
+    // `snowdrift/browser` (browser.js), minified as an ES module; it imports the browser
+    // build of the main entry (index.js), so it is not bundled.
     minify(
-        &root().join("wasm/js/offline.js"),
+        &root().join("wasm/js/browser.js"),
         true,
-        &pkg.join("offline.js"),
+        &pkg.join("browser.js"),
     )?;
     fill_preset_names(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))

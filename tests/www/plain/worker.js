@@ -10,7 +10,7 @@
 const realNow = Date.now;
 self.clockOffset = 0;
 Date.now = () => realNow.call(Date) + self.clockOffset;
-const loading = import("/pkg/offline.js");
+const loading = import("/pkg/browser.js");
 
 let gen;
 /** Answers the messages of one port (a dedicated worker answers on `self`). */

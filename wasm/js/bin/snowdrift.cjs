@@ -11,7 +11,9 @@ const { Snowdrift, decode, toBase32, parseId } = require("../node.cjs");
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
 const PRESETS = "@PRESETS";
 const USAGE = `usage:
-  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal, hex or base32)
+  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID: decimal, a signed
+                                                         64-bit column's negative, hex (0x...
+                                                         or 16 digits) or base32 (hyphens allowed)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
   snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
@@ -65,7 +67,7 @@ function main(argv) {
     const p = decode(id, layout);
     const out = {
       id: id.toString(),
-      timestampMs: p.timestampMs,
+      timeMs: p.timeMs,
       date: p.date.toISOString(),
       node: p.node,
       ...(p.datacenter === undefined ? {} : { datacenter: p.datacenter, worker: p.worker }),
