@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
-  Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt,
+  Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo,
 } from "snowdrift";
 
 const vectors = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url)));
@@ -102,6 +102,51 @@ describe("shared vectors (tests/vectors)", () => {
       checked++;
     }
     assert.ok(checked >= 4, `only ${checked} vectors apply`);
+  });
+});
+
+describe("layoutInfo", () => {
+  const { layouts, ids } = vectors("ids.json");
+
+  test("every preset's fields, order, tick and epoch are the vectors', by name and by spec", () => {
+    for (const [name, spec] of Object.entries(layouts)) {
+      for (const layout of [name, spec]) {
+        const info = layoutInfo(layout);
+        for (const key of ["timeBits", "datacenterBits", "workerBits", "nodeBits", "sequenceBits", "unitMs", "epochMs", "order"]) {
+          assert.equal(info[key], spec[key], `${name} ${key}`);
+        }
+        assert.equal(info.totalBits, spec.timeBits + spec.nodeBits + spec.sequenceBits, name);
+        assert.equal(info.split, spec.datacenterBits > 0, name);
+        assert.equal(info.maxNode, 2 ** spec.nodeBits - 1, name);
+        assert.equal(info.maxSequence, 2 ** spec.sequenceBits - 1, name);
+        assert.equal(info.fitsI64, info.totalBits <= 63, name);
+        assert.equal(info.exhaustsAtMs, info.lastTickMs + info.unitMs, name);
+        assert.equal(info.lastTickMs, spec.epochMs + (2 ** spec.timeBits - 1) * spec.unitMs, name);
+      }
+    }
+    assert.deepEqual(layoutInfo(), layoutInfo("default"));
+    // The core's own figures (Layout::exhausts_at's doc): 2093-09-06T15:47:35.552Z.
+    assert.equal(layoutInfo("default").exhaustsAtMs, 3_903_090_455_552);
+    assert.equal(layoutInfo("sonyflake").exhaustsAtMs, 6_907_087_738_880);
+  });
+
+  test("agrees with what decode reads from IDs: the node range, the split and the last tick", () => {
+    for (const v of ids) {
+      const info = layoutInfo(v.layout);
+      const p = decode(v.id, v.layout);
+      assert.ok(p.node <= info.maxNode && p.sequence <= info.maxSequence, `${v.layout} ${v.id}`);
+      assert.equal(p.datacenter !== undefined, info.split, `${v.layout} ${v.id}`);
+      assert.ok(p.timeMs >= info.epochMs && p.timeMs <= info.lastTickMs, `${v.layout} ${v.id}`);
+    }
+    const discord = layoutInfo("discord");
+    assert.equal(decode(maxIdAt(discord.lastTickMs, "discord"), "discord").timeMs, discord.lastTickMs);
+    assert.throws(() => minIdAt(discord.exhaustsAtMs, "discord"), RangeError);
+  });
+
+  test("bad layouts: the same errors as everywhere else", () => {
+    throwsWith(() => layoutInfo("nope"), RangeError, "\"nope\"");
+    throwsWith(() => layoutInfo({ timeBits: 43, nodeBits: 10, sequenceBits: 12, epochMs: 0 }), RangeError, "65 bits");
+    throwsWith(() => layoutInfo(5), TypeError, "layout");
   });
 });
 
@@ -509,6 +554,16 @@ describe("the snowdrift command", () => {
     assert.deepEqual(parts("04W86-BB0G4-007", "--layout", "discord"), want);
     // -5 is the 64 bits that a signed BIGINT column shows as -5 (a 64-bit layout's ID).
     assert.equal(parts("-5", "--layout", "discord").id, String((1n << 64n) - 5n));
+  });
+
+  test("layout prints what layoutInfo says, as text or JSON", () => {
+    const json = cli("layout", "discord", "--json");
+    assert.equal(json.status, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), { ...layoutInfo("discord"), exhaustsAt: new Date(layoutInfo("discord").exhaustsAtMs).toISOString() });
+    const text = cli("layout", "--layout", "sonyflake");
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /order\s+sequence-node/);
+    assert.match(text.stdout, /unitMs\s+10\n/);
   });
 
   test("generate prints increasing IDs of the node and layout asked for", () => {

@@ -17,67 +17,27 @@ import {
   objectid_generate, objectid_parse,
 } from "./snowdrift_wasm.js";
 import { provide } from "./host.mjs";
+import { describe, wrongType, intError, intArg, optInt, strArg, oneOf, optFn, options as checkOptions } from "./check.mjs";
+// The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
+// offsets): written by `cargo xtask npm` from wasm/src/shared.rs.
+import {
+  ERR_RANGE, ERR_WOULD_BLOCK, POLICY_FAIL, POLICY_WAIT, POLICY_BORROW, ORDER_NODE_SEQUENCE, ORDER_SEQUENCE_NODE,
+  LAYOUT_MAX_NODE, LAYOUT_MAX_DATACENTER, LAYOUT_MAX_WORKER, LAYOUT_SPLIT, LAYOUT_FITS_I64,
+  LAYOUT_TIME_BITS, LAYOUT_DATACENTER_BITS, LAYOUT_WORKER_BITS, LAYOUT_SEQUENCE_BITS,
+  LAYOUT_UNIT_MS, LAYOUT_EPOCH_MS, LAYOUT_ORDER, LAYOUT_LAST_MS, LAYOUT_EXHAUSTS_AT, LAYOUT_MAX_SEQUENCE,
+  GEN_LAYOUT, GEN_NODE, GEN_ISSUED_THROUGH_MS, DECODED_SPLIT, DECODED_SMALL, ID_AT_MIN, ID_AT_MAX,
+  TEXT_CAP, BATCH_CAP, IO_NUM, IO_ERR_KIND, IO_ERR_LEN, IO_ERR, IO_TEXT, IO_BATCH,
+} from "./constants.mjs";
 
 const MAX_ID = 0xffffffffffffffffn;
 const MAX_SAFE = 2 ** 53 - 1;
 const MAX_U32 = 4294967295;
 const MAX_BATCH = 1 << 20;
-const ERR_RANGE = 1;
-const ERR_WOULD_BLOCK = 3;
-// Offsets in the wasm's shared buffers (`Io` in wasm/src/io.rs, checked there).
-const IO_ERR_KIND = 40, IO_ERR_LEN = 44, IO_ERR = 48, IO_TEXT = 304, IO_BATCH = 4400;
-const TEXT_CAP = 4096, BATCH_CAP = 4096;
 const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
   "maxAheadMs", "clock", "resumeAfter"];
+const ORDERS = ["node-sequence", "sequence-node"];
 const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
   "unitMs", "epochMs", "order"];
-const POLICIES = { fail: 0, wait: 1, borrow: 2 };
-
-/** A value as a user would write it, for messages. */
-function describe(v) {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "bigint") return v + "n";
-  try { return String(v); } catch { return Object.prototype.toString.call(v); }
-}
-
-const typeName = (v) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
-const wrongType = (what, expected, v) =>
-  new TypeError(`${what} must be ${expected}, got ${typeName(v)} ${describe(v)}`);
-
-/** The RangeError for a number outside `min..=max` or not an integer, else undefined. */
-function intError(what, x, min, max) {
-  // As the core sees it: finite values beyond ±2^63 are not integers it could take.
-  const fraction = Number.isFinite(x) && (!Number.isInteger(x) || Math.abs(x) > 2 ** 63);
-  if (x >= min && x <= max && !fraction) return undefined;
-  return new RangeError(fraction
-    ? `${what} ${describe(x)} is not an integer (allowed ${min}..=${max})`
-    : `${what} ${describe(x)} is outside the allowed range ${min}..=${max}`);
-}
-
-/** An integer `number` in `min..=max`. */
-function intArg(what, v, min, max) {
-  if (typeof v !== "number") throw wrongType(what, "a number", v);
-  const e = intError(what, v, min, max);
-  if (e) throw e;
-  return v;
-}
-
-const optInt = (obj, key, min, max) => (obj[key] === undefined ? undefined : intArg(key, obj[key], min, max));
-
-function strArg(what, v) {
-  if (typeof v !== "string") throw wrongType(what, "a string", v);
-  return v;
-}
-
-/** Rejects keys of an options object that are not in `known` (catches typos). */
-function checkKeys(what, obj, known) {
-  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw wrongType(what, "an object", obj);
-  for (const key of Object.keys(obj)) {
-    if (!known.includes(key)) {
-      throw new RangeError(`unknown ${what} option ${describe(key)} (allowed: ${known.join(", ")})`);
-    }
-  }
-}
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
@@ -216,7 +176,7 @@ function build(module) {
   function idArg(what, v) {
     if (typeof v === "bigint") {
       if (v >= 0n && v <= MAX_ID) return v;
-      throw new RangeError(`${what} ${describe(v)} is outside 0..=18446744073709551615`);
+      throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }
     if (typeof v === "string") return idOut(parse_decimal(textIn(what, v)), () => parseError("decimal", v));
     throw wrongType(what, "a bigint or a decimal string", v);
@@ -238,7 +198,7 @@ function build(module) {
       throw new RangeError(`unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
-    checkKeys("layout", v, LAYOUT_KEYS);
+    checkOptions("layout", v, LAYOUT_KEYS);
     const required = (key) => {
       if (v[key] === undefined) throw new TypeError(`layout.${key} is required`);
       return v[key];
@@ -255,14 +215,8 @@ function build(module) {
       throw new RangeError("layout.nodeBits must equal datacenterBits + workerBits when all are given");
     }
     const unitMs = optInt(v, "unitMs", 1, MAX_U32) ?? 1;
-    let order = 0;
-    if (v.order !== undefined) {
-      const o = strArg("layout.order", v.order);
-      if (o === "sequence-node") order = 1;
-      else if (o !== "node-sequence") {
-        throw new RangeError(`layout.order ${describe(o)} is not one of "node-sequence", "sequence-node"`);
-      }
-    }
+    const order = v.order === undefined || oneOf("layout.order", v.order, ORDERS) === "node-sequence"
+      ? ORDER_NODE_SEQUENCE : ORDER_SEQUENCE_NODE;
     const ptr = layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
     if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
     return ptr;
@@ -272,14 +226,14 @@ function build(module) {
   function nodeArg(obj, layout) {
     const { node, datacenter, worker } = obj;
     if (datacenter === undefined && worker === undefined) {
-      return node === undefined ? 0 : intArg("node", node, 0, layout_fact(layout, 0));
+      return node === undefined ? 0 : intArg("node", node, 0, layout_fact(layout, LAYOUT_MAX_NODE));
     }
-    if (!layout_fact(layout, 3)) {
+    if (!layout_fact(layout, LAYOUT_SPLIT)) {
       throw new RangeError("this layout has no datacenter/worker split: give node instead");
     }
     const field = (key, v, max) => (v === undefined ? 0 : intArg(key, v, 0, max));
-    const d = field("datacenter", datacenter, layout_fact(layout, 1));
-    const wk = field("worker", worker, layout_fact(layout, 2));
+    const d = field("datacenter", datacenter, layout_fact(layout, LAYOUT_MAX_DATACENTER));
+    const wk = field("worker", worker, layout_fact(layout, LAYOUT_MAX_WORKER));
     const split = node_from(layout, d, wk);
     if (split < 0) throw takeError();
     // A decoded Parts object carries all three: they must agree.
@@ -291,29 +245,28 @@ function build(module) {
 
   /** `onClockBackwards` with `maxWaitMs` / `maxAheadMs`: [policy, bound]. Default: borrow, 1 s ahead. */
   function policyArg(options) {
-    const name = options.onClockBackwards === undefined ? "borrow" : strArg("onClockBackwards", options.onClockBackwards);
+    const name = options.onClockBackwards === undefined ? "borrow" : oneOf("onClockBackwards", options.onClockBackwards, ["fail", "wait", "borrow"]);
     const wait = optInt(options, "maxWaitMs", 0, MAX_U32);
     const ahead = optInt(options, "maxAheadMs", 0, MAX_U32);
     const misplaced = (key, policy) => new RangeError(`${key} applies only to onClockBackwards: "${policy}"`);
     if ((name === "fail" || name === "wait") && ahead !== undefined) throw misplaced("maxAheadMs", "borrow");
     if ((name === "fail" || name === "borrow") && wait !== undefined) throw misplaced("maxWaitMs", "wait");
-    if (name === "fail") return [POLICIES.fail, 0];
-    if (name === "wait") return [POLICIES.wait, wait ?? 100];
-    if (name === "borrow") return [POLICIES.borrow, ahead ?? 1000];
-    throw new RangeError(`onClockBackwards ${describe(name)} is not one of "fail", "wait", "borrow"`);
+    if (name === "fail") return [POLICY_FAIL, 0];
+    if (name === "wait") return [POLICY_WAIT, wait ?? 100];
+    return [POLICY_BORROW, ahead ?? 1000];
   }
 
-    const num = io >> 3;
+  const num = (io + IO_NUM) >> 3;
   function decodeWith(layout, id) {
     // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
     if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
     // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
     // which V8 stores in the object without allocating a number for each.
     const r = wasmDecode(layout, id);
-    if (r === 2) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
-    if (r === 3) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
+    if (r === DECODED_SMALL) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
+    if (r === (DECODED_SMALL | DECODED_SPLIT)) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
-    if (r === 1) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
+    if (r === DECODED_SPLIT) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
     throw takeError();
   }
 
@@ -343,15 +296,11 @@ function build(module) {
 
     /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, resumeAfter })`. */
     constructor(options) {
-      options = options ?? {};
-      checkKeys("Snowdrift", options, OPTIONS);
+      options = checkOptions("Snowdrift", options ?? undefined, OPTIONS);
       const layout = layoutArg(options.layout);
       const node = nodeArg(options, layout);
       const [policy, bound] = policyArg(options);
-      const clock = options.clock;
-      if (clock !== undefined && typeof clock !== "function") {
-        throw wrongType("clock", "a function returning Unix milliseconds", clock);
-      }
+      const clock = optFn("clock", options.clock, "a function returning Unix milliseconds");
       const resumeAfter = options.resumeAfter === undefined ? undefined : idArg("resumeAfter", options.resumeAfter);
       let slot = -1;
       if (clock !== undefined) {
@@ -371,8 +320,8 @@ function build(module) {
       }
       this.#gen = gen;
       this.#slot = slot;
-      this.#layout = gen_fact(gen, 0);
-      this.#wide = layout_fact(layout, 4) === 0;
+      this.#layout = gen_fact(gen, GEN_LAYOUT);
+      this.#wide = layout_fact(layout, LAYOUT_FITS_I64) === 0;
       registry.register(this, { gen, slot }, this);
     }
 
@@ -422,12 +371,12 @@ function build(module) {
 
     /** A Unix millisecond at or after the time of every ID issued so far. */
     get issuedThroughMs() {
-      return gen_fact(this.#gen, 2);
+      return gen_fact(this.#gen, GEN_ISSUED_THROUGH_MS);
     }
 
     /** The node id. */
     get node() {
-      return gen_fact(this.#gen, 1);
+      return gen_fact(this.#gen, GEN_NODE);
     }
 
     /** Releases the wasm memory now instead of when the object is garbage-collected.
@@ -524,6 +473,39 @@ function build(module) {
       const node = nodeArg(parts, l);
       return idOut(wasmCompose(l, timeMs, node, sequence));
     },
+    /**
+     * `layoutInfo(layout?)`: what a layout is, as the core has it: field widths and order,
+     * tick and epoch, the node range (and its datacenter/worker split), and when the time
+     * field runs out. A preset name, a layout object, or the default.
+     */
+    layoutInfo(layout) {
+      const l = layoutArg(layout);
+      const fact = (field) => layout_fact(l, field);
+      const datacenterBits = fact(LAYOUT_DATACENTER_BITS);
+      const workerBits = fact(LAYOUT_WORKER_BITS);
+      const timeBits = fact(LAYOUT_TIME_BITS);
+      const sequenceBits = fact(LAYOUT_SEQUENCE_BITS);
+      const split = fact(LAYOUT_SPLIT) === 1;
+      return {
+        timeBits,
+        nodeBits: datacenterBits + workerBits,
+        datacenterBits,
+        workerBits,
+        sequenceBits,
+        totalBits: timeBits + datacenterBits + workerBits + sequenceBits,
+        order: fact(LAYOUT_ORDER) === ORDER_SEQUENCE_NODE ? "sequence-node" : "node-sequence",
+        unitMs: fact(LAYOUT_UNIT_MS),
+        epochMs: fact(LAYOUT_EPOCH_MS),
+        split,
+        maxNode: fact(LAYOUT_MAX_NODE),
+        maxDatacenter: fact(LAYOUT_MAX_DATACENTER),
+        maxWorker: fact(LAYOUT_MAX_WORKER),
+        maxSequence: fact(LAYOUT_MAX_SEQUENCE),
+        fitsI64: fact(LAYOUT_FITS_I64) === 1,
+        lastTickMs: fact(LAYOUT_LAST_MS),
+        exhaustsAtMs: fact(LAYOUT_EXHAUSTS_AT),
+      };
+    },
     /** `toBase32(id)`: 13 Crockford base32 characters that sort like the number. */
     toBase32(id) {
       if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
@@ -562,12 +544,12 @@ function build(module) {
     /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
     minIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 0));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), ID_AT_MIN));
     },
     /** `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`. */
     maxIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 1));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), ID_AT_MAX));
     },
   };
 }

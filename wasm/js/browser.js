@@ -20,8 +20,9 @@
 //   ("snowdrift:<name>:<node>") for as long as it runs; the browser releases the lock when
 //   the tab or worker goes away, and the next one to open reuses that node id.
 //
-// Built on the package's public API only (Snowdrift, decode, maxIdAt).
-import { Snowdrift, decode, maxIdAt } from "./index.js";
+// Built on the package's public API only (Snowdrift, decode, layoutInfo, maxIdAt).
+import { Snowdrift, decode, layoutInfo, maxIdAt } from "./index.js";
+import { boolArg, describe, intArg, oneOf, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 
 export * from "./index.js";
 
@@ -43,7 +44,6 @@ export const BROWSER_LAYOUT = Object.freeze({
   timeBits: 41, nodeBits: 16, sequenceBits: 6, unitMs: 1, epochMs: 1704067200000,
 });
 
-const describe = (v) => (typeof v === "string" ? JSON.stringify(v) : typeof v === "bigint" ? `${v}n` : String(v));
 const named = (name) => `name ${describe(name)}`;
 
 /** A Unix ms as a date, or as a number where Date cannot show it. */
@@ -55,33 +55,13 @@ function clockMs() {
   return Number.isFinite(t) ? Math.min(Math.max(Math.ceil(t), 0), MAX_SAFE) : 0;
 }
 
-function intOption(what, v, min, max) {
-  if (typeof v !== "number") throw new TypeError(`${what} must be a number, got ${typeof v} ${describe(v)}`);
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new RangeError(`${what} ${describe(v)} is outside the allowed range ${min}..=${max}`);
-  }
-  return v;
-}
-
-/** Facts of a layout, read through the core: epoch, tick length, IDs per tick, largest
- * node id, and `lastMs`, the last millisecond of its last tick. */
+/** Facts of a layout, from the core (`layoutInfo`): epoch, tick length, IDs per tick,
+ * largest node id, the start of its last tick and `lastMs`, that tick's last millisecond. */
 function layoutFacts(layout) {
-  const epochMs = decode(0n, layout).timeMs; // also validates the layout
-  const top = decode(maxIdAt(epochMs, layout), layout); // the last ID of the first tick
-  const unitMs = decode(maxIdAt(epochMs, layout) + 1n, layout).timeMs - epochMs;
-  // The ID with every bit of the layout set holds the last tick, whatever the field order.
-  let lastTick = epochMs;
-  for (let bits = 64n; bits > 0n; bits--) {
-    try {
-      lastTick = decode((1n << bits) - 1n, layout).timeMs;
-      break;
-    } catch {
-      // wider than the layout: one bit less
-    }
-  }
+  const info = layoutInfo(layout); // also validates the layout
   return {
-    epochMs, unitMs, perTick: top.sequence + 1, maxNode: top.node,
-    lastTickMs: lastTick, lastMs: Math.min(lastTick + unitMs - 1, MAX_SAFE),
+    epochMs: info.epochMs, unitMs: info.unitMs, perTick: info.maxSequence + 1, maxNode: info.maxNode,
+    lastTickMs: info.lastTickMs, lastMs: Math.min(info.exhaustsAtMs - 1, MAX_SAFE),
   };
 }
 
@@ -92,7 +72,7 @@ function layoutFacts(layout) {
  * so this is the chance that duplicates are possible at all.
  */
 export function collisionOdds(devices, layout = "default") {
-  intOption("devices", devices, 0, Number.MAX_SAFE_INTEGER);
+  intArg("devices", devices, 0, Number.MAX_SAFE_INTEGER);
   const ids = layoutFacts(layout).maxNode + 1;
   if (devices > ids) return 1;
   if (devices > 1e7) return 1 - Math.exp(-devices * (devices - 1) / (2 * ids));
@@ -307,18 +287,14 @@ function tryLock(name) {
 /** What the app's node function returned: a node id, or `{ node, resumeAfter }`. */
 function nodeResult(r, maxNode) {
   if (typeof r === "object" && r !== null) {
-    for (const key of Object.keys(r)) {
-      if (key !== "node" && key !== "resumeAfter") {
-        throw new RangeError(`unknown key ${describe(key)} in the node function's result (allowed: node, resumeAfter)`);
-      }
-    }
+    checkOptions("node function's result", r, ["node", "resumeAfter"]);
     const resumeAfter = r.resumeAfter;
     if (resumeAfter !== undefined && typeof resumeAfter !== "bigint" && typeof resumeAfter !== "string") {
-      throw new TypeError(`the node function's resumeAfter must be an ID (a bigint or a decimal string), got ${typeof resumeAfter} ${describe(resumeAfter)}`);
+      throw wrongType("the node function's resumeAfter", "an ID (a bigint or a decimal string)", resumeAfter);
     }
-    return { node: intOption("the node function's node", r.node, 0, maxNode), resumeAfter };
+    return { node: intArg("the node function's node", r.node, 0, maxNode), resumeAfter };
   }
-  return { node: intOption("the node function's result", r, 0, maxNode) };
+  return { node: intArg("the node function's result", r, 0, maxNode) };
 }
 
 /** Why a context without localStorage (a worker) cannot take node `node`, if it cannot. */
@@ -386,25 +362,17 @@ function persistence(ask) {
  * a generator whose IDs stay above every ID this origin issued under `name`, across
  * reloads, clock steps back, tabs and workers.
  */
-export async function openSnowdrift(options = {}) {
-  if (typeof options !== "object" || options === null) throw new TypeError(`options must be an object, got ${describe(options)}`);
-  for (const key of Object.keys(options)) {
-    if (!OPTIONS.includes(key)) throw new RangeError(`unknown openSnowdrift option ${describe(key)} (allowed: ${OPTIONS.join(", ")})`);
-  }
+export async function openSnowdrift(options) {
+  options = checkOptions("openSnowdrift", options, OPTIONS);
   const { name = "snowdrift", layout = "default", node, storage: which = "auto", persist = true } = options;
-  if (typeof name !== "string" || name === "") throw new TypeError(`name must be a non-empty string, got ${describe(name)}`);
-  if (!["auto", "indexeddb"].includes(which)) {
-    throw new RangeError(`storage ${describe(which)} is not one of "auto", "indexeddb"`);
-  }
-  if (typeof persist !== "boolean") throw new TypeError(`persist must be a boolean, got ${typeof persist} ${describe(persist)}`);
+  if (strArg("name", name) === "") throw new RangeError("name must not be empty");
+  oneOf("storage", which, ["auto", "indexeddb"]);
+  boolArg("persist", persist);
   const facts = layoutFacts(layout);
-  if (node !== undefined && typeof node !== "function") intOption("node", node, 0, facts.maxNode);
-  const maxNodes = options.maxNodes === undefined ? 16 : intOption("maxNodes", options.maxNodes, 1, 1024);
-  const reserveMs = Math.max(
-    options.reserveMs === undefined ? 2000 : intOption("reserveMs", options.reserveMs, 1, 86_400_000),
-    2 * facts.unitMs,
-  );
-  const maxAheadMs = options.maxAheadMs === undefined ? MAX_U32 : intOption("maxAheadMs", options.maxAheadMs, 0, MAX_U32);
+  if (node !== undefined && typeof node !== "function") intArg("node", node, 0, facts.maxNode);
+  const maxNodes = optInt(options, "maxNodes", 1, 1024, 16);
+  const reserveMs = Math.max(optInt(options, "reserveMs", 1, 86_400_000, 2000), 2 * facts.unitMs);
+  const maxAheadMs = optInt(options, "maxAheadMs", 0, MAX_U32, MAX_U32);
   if (!globalThis.navigator?.locks) {
     throw new Error("snowdrift/browser needs the Web Locks API (navigator.locks) to give each tab and worker its own node id; browsers offer it on https:// pages and on http://localhost, not on other plain http:// pages");
   }

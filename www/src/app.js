@@ -49,14 +49,14 @@ function showLayout() {
   try {
     const { facts } = selected();
     ui.layoutInfo.textContent = layoutSummary(facts, namesOf(ui.layout.value));
-    ranOut = facts.endMs <= Date.now();
+    ranOut = facts.exhaustsAtMs <= Date.now();
   } catch (e) {
     ui.layoutInfo.textContent = "";
     ui.customError.textContent = words(e.message);
   }
   // A layout whose time field has run out can decode, not make IDs.
   ui.form.querySelector("button").disabled = ranOut;
-  if (ranOut) setStatus(`This layout ran out of time on ${day(selected().facts.endMs)}: it can no longer make IDs. Pick another layout to make IDs; decoding still works.`, true);
+  if (ranOut) setStatus(`This layout ran out of time on ${day(selected().facts.exhaustsAtMs)}: it can no longer make IDs. Pick another layout to make IDs; decoding still works.`, true);
   else if (ui.status.dataset.ranOut) setStatus("");
   ui.status.dataset.ranOut = ranOut ? "true" : "";
   savePrefs();

@@ -2,11 +2,12 @@
 "use strict";
 // npx snowdrift decode <id> [--layout discord] [--json]
 // npx snowdrift generate [-n 10] [--node 3] [--layout twitter]
+// npx snowdrift layout [discord] [--json]
 // npx snowdrift lease ids:orders [--redis redis://127.0.0.1:6379] [--json]
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
-const { Snowdrift, decode, toBase32, parseId } = require("../node.cjs");
+const { Snowdrift, decode, layoutInfo, toBase32, parseId } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
 const PRESETS = "@PRESETS";
@@ -16,6 +17,8 @@ const USAGE = `usage:
                                                          or 16 digits) or base32 (hyphens allowed)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
+  snowdrift layout [NAME|JSON] [--json]                  a layout's fields, tick, epoch, node
+                                                         range and when it runs out
   snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
                                                          (default redis://127.0.0.1:6379)
 layouts: ${PRESETS}, or a JSON object
@@ -88,6 +91,16 @@ function main(argv) {
     const ids = generator.nextBatch(n);
     const text = Array.from(ids, (id) => id.toString());
     console.log(flags.json ? JSON.stringify(text) : text.join("\n"));
+    return 0;
+  }
+  if (command === "layout") {
+    if (rest.length > 1) throw new TypeError("layout takes one layout");
+    const info = layoutInfo(layoutOf(rest[0] ?? flags.layout));
+    // A Date holds times up to year 275760; a custom layout may run out later.
+    const exhaustsAt = info.exhaustsAtMs <= 8.64e15 ? new Date(info.exhaustsAtMs).toISOString() : null;
+    const out = { ...info, exhaustsAt };
+    if (flags.json) console.log(JSON.stringify(out));
+    else for (const [k, v] of Object.entries(out)) console.log(`${k.padEnd(15)}${v}`);
     return 0;
   }
   if (command === "lease") {
