@@ -12,7 +12,9 @@
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
 //! kinds, policy codes, fact fields, buffer offsets) are kept once, in
-//! `wasm/src/shared.rs`, and written into `constants.mjs` here.
+//! `wasm/src/shared.rs`, and written into `constants.mjs` here. The tools (esbuild,
+//! terser, wasm-opt, and Biome for the lint suite) are installed in `xtask/js/` from its
+//! lockfile; the tests' own packages in `tests/js/`.
 //!
 //! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
 //! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./index.js`,
@@ -42,9 +44,14 @@ pub fn js_dir() -> PathBuf {
     root().join("tests/js")
 }
 
-/// A build tool installed in `tests/js/node_modules/.bin/`.
+/// The build and lint tools: esbuild, terser, binaryen's wasm-opt, Biome.
+pub fn tools_dir() -> PathBuf {
+    root().join("xtask/js")
+}
+
+/// A build or lint tool installed in `xtask/js/node_modules/.bin/`.
 pub fn tool(name: &str) -> PathBuf {
-    js_dir().join("node_modules/.bin").join(name)
+    tools_dir().join("node_modules/.bin").join(name)
 }
 
 pub fn pkg_dir() -> PathBuf {
@@ -55,6 +62,7 @@ pub fn pkg_dir() -> PathBuf {
 fn ensure_tools() -> Result {
     ensure_targets(&["wasm32-unknown-unknown"])?;
     ensure_wasm_bindgen()?;
+    ensure_tools_installed()?;
     ensure_node_modules()
 }
 
@@ -87,17 +95,28 @@ pub fn ensure_wasm_bindgen() -> Result {
     cargo(&["install", "wasm-bindgen-cli", "--version", &version])
 }
 
+/// Whether `dir/node_modules` is missing or older than `dir/package-lock.json`.
+fn stale(dir: &Path) -> bool {
+    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let stamp = modified(&dir.join("node_modules/.package-lock.json"));
+    let lock = modified(&dir.join("package-lock.json"));
+    !matches!((stamp, lock), (Some(s), Some(l)) if s >= l)
+}
+
+/// Installs xtask/js/node_modules (the build and lint tools) from its lockfile when it is
+/// missing or older than the lockfile, and links the package there for the page's build.
+pub fn ensure_tools_installed() -> Result {
+    let dir = tools_dir();
+    if stale(&dir) {
+        run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
+    }
+    link_package(&dir)
+}
+
 /// Installs tests/js/node_modules when it is missing or older than the lockfile.
 fn ensure_node_modules() -> Result {
     let dir = js_dir();
-    let stamp = dir.join("node_modules/.package-lock.json");
-    let lock = dir.join("package-lock.json");
-    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-    let fresh = match (modified(&stamp), modified(&lock)) {
-        (Some(s), Some(l)) => s >= l,
-        _ => false,
-    };
-    if !fresh {
+    if stale(&dir) {
         // `npm install` from the lockfile rather than `npm ci`: the lockfile lacks the
         // other platforms' optional binaries (deno's), which `npm ci` rejects as out of
         // sync. `--no-save` leaves package.json and the lockfile untouched.
@@ -109,6 +128,12 @@ fn ensure_node_modules() -> Result {
         )?;
     }
     // The tests import the package by its name, through its `exports`.
+    link_package(&dir)
+}
+
+/// Links wasm/pkg as `dir/node_modules/snowdrift`, so code there imports the package by
+/// its name, through its `exports`.
+fn link_package(dir: &Path) -> Result {
     let link = dir.join("node_modules/snowdrift");
     if fs::symlink_metadata(&link).is_err() {
         std::os::unix::fs::symlink(pkg_dir(), &link)
