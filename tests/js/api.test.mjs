@@ -5,9 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo,
-} from "snowdrift";
+import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo } from "snowdrift";
 
 const vectors = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url)));
 const T0 = 1_750_000_000_000; // a fixed clock reading for the generator tests
@@ -112,7 +110,16 @@ describe("layoutInfo", () => {
     for (const [name, spec] of Object.entries(layouts)) {
       for (const layout of [name, spec]) {
         const info = layoutInfo(layout);
-        for (const key of ["timeBits", "datacenterBits", "workerBits", "nodeBits", "sequenceBits", "unitMs", "epochMs", "order"]) {
+        for (const key of [
+          "timeBits",
+          "datacenterBits",
+          "workerBits",
+          "nodeBits",
+          "sequenceBits",
+          "unitMs",
+          "epochMs",
+          "order",
+        ]) {
           assert.equal(info[key], spec[key], `${name} ${key}`);
         }
         assert.equal(info.totalBits, spec.timeBits + spec.nodeBits + spec.sequenceBits, name);
@@ -144,7 +151,7 @@ describe("layoutInfo", () => {
   });
 
   test("bad layouts: the same errors as everywhere else", () => {
-    throwsWith(() => layoutInfo("nope"), RangeError, "\"nope\"");
+    throwsWith(() => layoutInfo("nope"), RangeError, '"nope"');
     throwsWith(() => layoutInfo({ timeBits: 43, nodeBits: 10, sequenceBits: 12, epochMs: 0 }), RangeError, "65 bits");
     throwsWith(() => layoutInfo(5), TypeError, "layout");
   });
@@ -180,7 +187,14 @@ describe("Snowdrift", () => {
   });
 
   test("a custom layout object works like the preset it describes", () => {
-    const spec = { timeBits: 39, sequenceBits: 8, nodeBits: 16, unitMs: 10, epochMs: 1409529600000, order: "sequence-node" };
+    const spec = {
+      timeBits: 39,
+      sequenceBits: 8,
+      nodeBits: 16,
+      unitMs: 10,
+      epochMs: 1409529600000,
+      order: "sequence-node",
+    };
     const a = new Snowdrift({ layout: spec, node: 3, clock: () => T0 });
     const b = new Snowdrift({ layout: "sonyflake", node: 3, clock: () => T0 });
     for (let i = 0; i < 300; i++) assert.equal(a.next(), b.next());
@@ -218,7 +232,13 @@ describe("a freed generator", () => {
     assert.ok(through >= decode(last).timeMs);
     gen.free();
     const freed = { name: "Error", message: "this generator was freed (free() or a using block released its memory)" };
-    for (const call of [() => gen.next(), () => gen.nextString(), () => gen.nextBatch(3), () => gen.tryNext(), () => gen.decode(last)]) {
+    for (const call of [
+      () => gen.next(),
+      () => gen.nextString(),
+      () => gen.nextBatch(3),
+      () => gen.tryNext(),
+      () => gen.decode(last),
+    ]) {
       assert.throws(call, freed);
     }
     gen.setFenceMs(0); // a freed generator issues nothing: fencing it changes nothing
@@ -313,7 +333,10 @@ describe("clock policies, driven by a custom clock", () => {
     assert.ok(ahead <= 20, `the newest ID is ${ahead} ms ahead of the clock`);
     assert.ok(gen.decode(last).timeMs >= T0 + 48, "200,000 IDs need 49 ms of ID time");
     // tryNext at the bound: undefined (it would have to wait), never a throw.
-    const frozen = (() => { const at = T0; return () => at; })();
+    const frozen = (() => {
+      const at = T0;
+      return () => at;
+    })();
     const still = new Snowdrift({ maxAheadMs: 2, clock: frozen });
     still.nextBatch(4096 * 3); // ticks T0, T0 + 1 and T0 + 2
     assert.equal(still.tryNext(), undefined);
@@ -330,8 +353,15 @@ describe("clock policies, driven by a custom clock", () => {
     throwsWith(() => gen.next(), RangeError, "clock", "NaN");
     reading = -1;
     throwsWith(() => gen.next(), RangeError, "clock", "-1");
-    const throwing = new Snowdrift({ clock: () => { throw boom; } });
-    assert.throws(() => throwing.next(), (e) => e === boom);
+    const throwing = new Snowdrift({
+      clock: () => {
+        throw boom;
+      },
+    });
+    assert.throws(
+      () => throwing.next(),
+      (e) => e === boom,
+    );
     reading = T0;
     assert.equal(gen.next(), a + 1n);
   });
@@ -379,41 +409,47 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
     [{ node: 1.5 }, RangeError, "1.5", "not an integer"],
     [{ node: NaN }, RangeError, "NaN"],
     [{ node: Infinity }, RangeError, "Infinity"],
-    [{ node: "3" }, TypeError, "node", "number", "\"3\""],
+    [{ node: "3" }, TypeError, "node", "number", '"3"'],
     [{ node: 3n }, TypeError, "node", "3n"],
-    [{ layout: "nope" }, RangeError, "\"nope\"", "twitter"],
+    [{ layout: "nope" }, RangeError, '"nope"', "twitter"],
     [{ layout: 5 }, TypeError, "layout", "5"],
     [{ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }, RangeError, "65 bits", "max 64"],
-    [{ layout: { timeBits: 62, sequenceBits: 1, unitMs: 2, epochMs: 2 } }, RangeError,
-      "invalid layout: epoch 2 ms is outside 0..=1 ms (the epochs a 62-bit time field of 2 ms ticks allows)"],
-    [{ layout: { timeBits: 50, sequenceBits: 12, unitMs: 10000, epochMs: 0 } }, RangeError,
-      "invalid layout: the time field's 50 bits of 10000 ms ticks span 11258999068426230000 ms, so no epoch fits (max span 9223372036854775807 ms)"],
+    [
+      { layout: { timeBits: 62, sequenceBits: 1, unitMs: 2, epochMs: 2 } },
+      RangeError,
+      "invalid layout: epoch 2 ms is outside 0..=1 ms (the epochs a 62-bit time field of 2 ms ticks allows)",
+    ],
+    [
+      { layout: { timeBits: 50, sequenceBits: 12, unitMs: 10000, epochMs: 0 } },
+      RangeError,
+      "invalid layout: the time field's 50 bits of 10000 ms ticks span 11258999068426230000 ms, so no epoch fits (max span 9223372036854775807 ms)",
+    ],
     [{ layout: { timeBits: 41, nodeBits: 10, epochMs: 0 } }, TypeError, "sequenceBits"],
-    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, sequence: 1 } }, RangeError, "\"sequence\""],
-    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, order: "up" } }, RangeError, "\"up\""],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, sequence: 1 } }, RangeError, '"sequence"'],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, order: "up" } }, RangeError, '"up"'],
     [{ datacenter: 1 }, RangeError, "datacenter"],
     [{ layout: "twitter", datacenter: 32 }, RangeError, "32", "0..=31"],
     [{ layout: "twitter", worker: 40 }, RangeError, "40", "0..=31"],
     [{ layout: "twitter", node: 1, datacenter: 1, worker: 2 }, RangeError, "node 1", "34"],
-    [{ onClockBackwards: "retry" }, RangeError, "\"retry\"", "\"borrow\""],
+    [{ onClockBackwards: "retry" }, RangeError, '"retry"', '"borrow"'],
     [{ onClockBackwards: 1 }, TypeError, "onClockBackwards"],
     [{ onClockBackwards: "wait", maxWaitMs: -1 }, RangeError, "-1", "0..=4294967295"],
     [{ onClockBackwards: "wait", maxWaitMs: "5" }, TypeError, "maxWaitMs"],
-    [{ onClockBackwards: "borrow", maxWaitMs: 5 }, RangeError, "maxWaitMs", "\"wait\""],
-    [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", "\"borrow\""],
+    [{ onClockBackwards: "borrow", maxWaitMs: 5 }, RangeError, "maxWaitMs", '"wait"'],
+    [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", '"borrow"'],
     [{ clock: 5 }, TypeError, "clock", "5"],
     [{ clock: Date.now() }, TypeError, "clock"],
     [{ resumeAfter: 5 }, TypeError, "resumeAfter", "bigint"],
     [{ resumeAfter: -1n }, RangeError, "-1n", "18446744073709551615"],
     [{ resumeAfter: 1n << 64n }, RangeError, "18446744073709551616n"],
-    [{ resumeAfter: "12x" }, RangeError, "\"12x\"", "position 2"],
+    [{ resumeAfter: "12x" }, RangeError, '"12x"', "position 2"],
     [{ resumeAfter: 1n << 63n }, RangeError, "9223372036854775808", "63 bits"],
-    [{ nod: 3 }, RangeError, "\"nod\"", "node"],
+    [{ nod: 3 }, RangeError, '"nod"', "node"],
     ["node 3", TypeError, "object"],
     [[], TypeError, "object"],
   ];
   for (const [options, type, ...pieces] of ctor) {
-    test(`new Snowdrift(${JSON.stringify(options, (k, v) => (typeof v === "bigint" ? `${v}n` : typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}) throws ${type.name}`, () => {
+    test(`new Snowdrift(${JSON.stringify(options, (_key, v) => (typeof v === "bigint" ? `${v}n` : typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}) throws ${type.name}`, () => {
       throwsWith(() => new Snowdrift(options), type, ...pieces);
     });
   }
@@ -426,12 +462,12 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
       [() => gen.nextBatch(1.5), RangeError, "1.5", "not an integer"],
       [() => gen.nextBatch(NaN), RangeError, "NaN"],
       [() => gen.nextBatch(2 ** 21), RangeError, "2097152"],
-      [() => gen.nextBatch("10"), TypeError, "n", "\"10\""],
+      [() => gen.nextBatch("10"), TypeError, "n", '"10"'],
       [() => gen.nextBatch(10n), TypeError, "n", "10n"],
       [() => gen.decode(-1n), RangeError, "-1n"],
       [() => gen.decode(1n << 64n), RangeError, "18446744073709551616n"],
       [() => gen.decode(1n << 63n), RangeError, "9223372036854775808", "63 bits"],
-      [() => gen.decode("1e3"), RangeError, "\"1e3\""],
+      [() => gen.decode("1e3"), RangeError, '"1e3"'],
       [() => gen.decode(""), RangeError, "empty"],
       [() => gen.decode(5), TypeError, "bigint", "5"],
       [() => gen.decode(null), TypeError, "null"],
@@ -449,7 +485,7 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
     const calls = [
       [() => decode(5), TypeError, "bigint"],
       [() => decode(-1n), RangeError, "-1n"],
-      [() => decode(1n, "nope"), RangeError, "\"nope\""],
+      [() => decode(1n, "nope"), RangeError, '"nope"'],
       [() => decode(1n, { timeBits: 70, sequenceBits: 1, epochMs: 0 }), RangeError, "70", "0..=64"],
       [() => compose({ timeMs: 0 }), RangeError, "time 0 ms", "outside"],
       [() => compose({ timeMs: now, node: 1024 }), RangeError, "1024", "0..=1023"],
@@ -481,15 +517,29 @@ describe("functions", () => {
     assert.equal(p.date.toISOString(), "2016-04-30T11:18:25.796Z");
     assert.notEqual(p.date, p.date, "a new Date on each read: changing one changes no other");
     assert.deepEqual(Object.keys(p), ["timeMs", "node", "datacenter", "worker", "sequence"]);
-    assert.equal(JSON.stringify(p), JSON.stringify({
-      timeMs: 1462015105796, date: "2016-04-30T11:18:25.796Z", node: 32, datacenter: 1, worker: 0, sequence: 7,
-    }));
-    assert.equal(JSON.stringify(decode(1n << 22n)), `{"timeMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`);
+    assert.equal(
+      JSON.stringify(p),
+      JSON.stringify({
+        timeMs: 1462015105796,
+        date: "2016-04-30T11:18:25.796Z",
+        node: 32,
+        datacenter: 1,
+        worker: 0,
+        sequence: 7,
+      }),
+    );
+    assert.equal(
+      JSON.stringify(decode(1n << 22n)),
+      `{"timeMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`,
+    );
   });
 
   test("node and sequence fields wider than 31 bits decode exactly", () => {
     const wide = { timeBits: 10, nodeBits: 40, sequenceBits: 13, epochMs: 0 };
-    for (const parts of [{ timeMs: 5, node: 2 ** 40 - 1, sequence: 8191 }, { timeMs: 1023, node: 2 ** 31, sequence: 0 }]) {
+    for (const parts of [
+      { timeMs: 5, node: 2 ** 40 - 1, sequence: 8191 },
+      { timeMs: 1023, node: 2 ** 31, sequence: 0 },
+    ]) {
       const p = decode(compose(parts, wide), wide);
       assert.deepEqual([p.timeMs, p.node, p.sequence], [parts.timeMs, parts.node, parts.sequence]);
     }
@@ -527,14 +577,21 @@ describe("functions", () => {
 describe("the snowdrift command", () => {
   const pkg = fileURLToPath(new URL("./node_modules/snowdrift/", import.meta.url));
   const bin = JSON.parse(readFileSync(`${pkg}package.json`)).bin.snowdrift;
-  const cli = (...args) => spawnSync(process.execPath, [`${pkg}${bin}`, ...args], { encoding: "utf8", timeout: 60_000 });
+  const cli = (...args) =>
+    spawnSync(process.execPath, [`${pkg}${bin}`, ...args], { encoding: "utf8", timeout: 60_000 });
 
   test("decode prints the parts, as text or JSON", () => {
     const json = cli("decode", "175928847299117063", "--layout", "discord", "--json");
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), {
-      id: "175928847299117063", timeMs: 1462015105796, date: "2016-04-30T11:18:25.796Z",
-      node: 32, datacenter: 1, worker: 0, sequence: 7, base32: "04W86BB0G4007",
+      id: "175928847299117063",
+      timeMs: 1462015105796,
+      date: "2016-04-30T11:18:25.796Z",
+      node: 32,
+      datacenter: 1,
+      worker: 0,
+      sequence: 7,
+      base32: "04W86BB0G4007",
     });
     const text = cli("decode", "04W86BB0G4007", "--layout", "discord");
     assert.equal(text.status, 0, text.stderr);
@@ -559,7 +616,10 @@ describe("the snowdrift command", () => {
   test("layout prints what layoutInfo says, as text or JSON", () => {
     const json = cli("layout", "discord", "--json");
     assert.equal(json.status, 0, json.stderr);
-    assert.deepEqual(JSON.parse(json.stdout), { ...layoutInfo("discord"), exhaustsAt: new Date(layoutInfo("discord").exhaustsAtMs).toISOString() });
+    assert.deepEqual(JSON.parse(json.stdout), {
+      ...layoutInfo("discord"),
+      exhaustsAt: new Date(layoutInfo("discord").exhaustsAtMs).toISOString(),
+    });
     const text = cli("layout", "--layout", "sonyflake");
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /order\s+sequence-node/);
@@ -584,16 +644,18 @@ describe("the snowdrift command", () => {
     // decode's line names every form parseId reads.
     const help = cli("--help").stdout;
     for (const form of ["decimal", "negative", "hex", "base32", "hyphens"]) assert.ok(help.includes(form), form);
-    const listed = cli("--help").stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1].split(", ");
+    const listed = cli("--help")
+      .stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1]
+      .split(", ");
     assert.deepEqual(listed?.sort(), Object.keys(vectors("ids.json").layouts).sort());
   });
 
   test("bad input: exit status 2 and the reason, no stack trace", () => {
     for (const [args, reason] of [
-      [["decode", "12x"], "\"12x\" is not decimal, hex (0x…) or base32 (13 characters)"],
+      [["decode", "12x"], '"12x" is not decimal, hex (0x…) or base32 (13 characters)'],
       [["decode", "0x1234567890abcdef0"], "is not 1 to 16 hex digits"],
       [["decode", "-9223372036854775809"], "below the smallest signed 64-bit number"],
-      [["decode", "1", "--layout", "nope"], "\"nope\""],
+      [["decode", "1", "--layout", "nope"], '"nope"'],
       [["generate", "--node", "5000"], "5000"],
       [["frobnicate"], "unknown command"],
     ]) {

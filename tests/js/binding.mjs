@@ -34,12 +34,18 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   throws(() => new Snowdrift({ node: "1" }), TypeError, "node must be a number");
   throws(() => decode(5), TypeError, "bigint");
   throws(() => decode(1n << 64n), RangeError, "18446744073709551616n");
-  throws(() => fromBase32("0000000000!00"), RangeError,
-    "invalid base32 id \"0000000000!00\": invalid character '!' at position 10");
+  throws(
+    () => fromBase32("0000000000!00"),
+    RangeError,
+    "invalid base32 id \"0000000000!00\": invalid character '!' at position 10",
+  );
   // 12 characters, 13 bytes: the position is a byte offset.
   throws(() => fromBase32("000000000é00"), RangeError, "invalid character 'é' (U+00E9) at position 9");
-  throws(() => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
-    RangeError, "invalid layout: the fields take 65 bits (max 64)");
+  throws(
+    () => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
+    RangeError,
+    "invalid layout: the fields take 65 bits (max 64)",
+  );
 
   let now = 1.75e12;
   const gen = new Snowdrift({ onClockBackwards: "fail", node: 5, clock: () => now });

@@ -39,21 +39,26 @@ function random(seed) {
 
 /** Runs `source` (CommonJS, with `workerData`) in worker threads; resolves with each one's message. */
 function inWorkers(source, datas) {
-  return Promise.all(datas.map((workerData) => new Promise((resolve, reject) => {
-    const w = new Worker(source, { eval: true, workerData });
-    const timer = setTimeout(() => {
-      w.terminate();
-      reject(new Error(`worker ${JSON.stringify(workerData)} timed out`));
-    }, 120_000);
-    w.once("message", (m) => {
-      clearTimeout(timer);
-      resolve(m);
-    });
-    w.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  })));
+  return Promise.all(
+    datas.map(
+      (workerData) =>
+        new Promise((resolve, reject) => {
+          const w = new Worker(source, { eval: true, workerData });
+          const timer = setTimeout(() => {
+            w.terminate();
+            reject(new Error(`worker ${JSON.stringify(workerData)} timed out`));
+          }, 120_000);
+          w.once("message", (m) => {
+            clearTimeout(timer);
+            resolve(m);
+          });
+          w.once("error", (e) => {
+            clearTimeout(timer);
+            reject(e);
+          });
+        }),
+    ),
+  );
 }
 
 test("64 generators in one wasm instance, one frozen millisecond, calls interleaved, some freed and resumed: only node bits keep them apart", () => {
@@ -87,15 +92,27 @@ test("64 generators in one wasm instance, one frozen millisecond, calls interlea
 test("worker threads on a split layout, one frozen clock, pairs that collide if datacenter and worker are packed wrong: none twice", async () => {
   // (0, 1) and (1, 0), (1, 1) and (0, 2) and (2, 0), (3, 0) and (0, 3) and (2, 1): equal sums,
   // equal ORs, swapped fields.
-  const pairs = [[0, 1], [1, 0], [1, 1], [0, 2], [2, 0], [3, 0], [0, 3], [2, 1]];
+  const pairs = [
+    [0, 1],
+    [1, 0],
+    [1, 1],
+    [0, 2],
+    [2, 0],
+    [3, 0],
+    [0, 3],
+    [2, 1],
+  ];
   const N = 250_000;
-  const results = await inWorkers(`
+  const results = await inWorkers(
+    `
     const { parentPort, workerData: { datacenter, worker, n, t0 } } = require("node:worker_threads");
     const { Snowdrift } = require("snowdrift");
     const gen = new Snowdrift({ layout: "twitter", datacenter, worker, clock: () => t0 });
     const ids = new BigUint64Array(n);
     for (let i = 0; i < n; i += 1000) ids.set(i % 2000 ? gen.nextBatch(1000) : Array.from({ length: 1000 }, () => gen.next()), i);
-    parentPort.postMessage(ids, [ids.buffer]);`, pairs.map(([datacenter, worker]) => ({ datacenter, worker, n: N, t0: T0 })));
+    parentPort.postMessage(ids, [ids.buffer]);`,
+    pairs.map(([datacenter, worker]) => ({ datacenter, worker, n: N, t0: T0 })),
+  );
   results.forEach((ids, k) => {
     assert.equal(ids.length, N);
     assert.equal(notIncreasing(ids), 0, `worker ${pairs[k]}: IDs out of order`);
@@ -103,7 +120,7 @@ test("worker threads on a split layout, one frozen clock, pairs that collide if 
     assert.deepEqual([p.datacenter, p.worker], pairs[k]);
   });
   const all = new BigUint64Array(pairs.length * N);
-  results.forEach((ids, k) => all.set(ids, k * N));
+  for (const [k, ids] of results.entries()) all.set(ids, k * N);
   assert.equal(repeats(all), 0);
 });
 
@@ -128,7 +145,10 @@ test("one node id handed from thread to thread by its high-water mark, each thre
   assert.equal(repeats(all), 0);
 });
 
-for (const [policy, extra] of [["borrow", {}], ["wait", { maxWaitMs: 100 }]]) {
+for (const [policy, extra] of [
+  ["borrow", {}],
+  ["wait", { maxWaitMs: 100 }],
+]) {
   test(`1M IDs under "${policy}" from a clock that steps back by up to 50 ms every few thousand readings: strictly increasing`, () => {
     const rnd = random(policy.length);
     let now = T0;
@@ -141,7 +161,7 @@ for (const [policy, extra] of [["borrow", {}], ["wait", { maxWaitMs: 100 }]]) {
     };
     const gen = new Snowdrift({ node: 5, clock, onClockBackwards: policy, ...extra });
     const ids = new BigUint64Array(1_000_000);
-    for (let i = 0; i < ids.length;) {
+    for (let i = 0; i < ids.length; ) {
       if (rnd() < 0.5) ids[i++] = gen.next();
       else {
         const k = Math.min(1 + Math.floor(rnd() * 100), ids.length - i);

@@ -1,6 +1,17 @@
 // Compiled (not run) by types.test.mjs: the package's types resolve through its
 // `exports` "types" condition and describe the API as documented.
-import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo, parseId } from "snowdrift";
+import {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  parseId,
+} from "snowdrift";
 import type { LayoutInfo, Parts, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
@@ -32,7 +43,8 @@ const again: bigint = fromBase32(text);
 const range: [bigint, bigint] = [minIdAt(ms), maxIdAt(ms, "discord")];
 const info: LayoutInfo = layoutInfo("sonyflake");
 const order: "node-sequence" | "sequence-node" = info.order;
-const runsOut: number = layoutInfo({ timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0 }).exhaustsAtMs + info.maxNode;
+const runsOut: number =
+  layoutInfo({ timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0 }).exhaustsAtMs + info.maxNode;
 const parsed: bigint = parseId("04W86-BB0G4-007");
 const oid: ObjectId = ObjectId.generate();
 const seconds: number = ObjectId.parse(oid.toString()).timestamp;

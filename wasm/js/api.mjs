@@ -11,33 +11,110 @@
 // this module, so later calls return the API made by the first. Other entry points (subpath
 // exports) import the API from the entry of their runtime rather than calling it again.
 import {
-  initSync, buffers, preset_name, layout_preset, layout_custom, layout_fact, node_from,
-  decode as wasmDecode, compose as wasmCompose, id_at, to_base32, from_base32, parse_decimal,
-  gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill, gen_fact, gen_set_fence,
-  objectid_generate, objectid_parse,
+  initSync,
+  buffers,
+  preset_name,
+  layout_preset,
+  layout_custom,
+  layout_fact,
+  node_from,
+  decode as wasmDecode,
+  compose as wasmCompose,
+  id_at,
+  to_base32,
+  from_base32,
+  parse_decimal,
+  gen_new,
+  gen_free,
+  gen_resume,
+  gen_next,
+  gen_try_next,
+  gen_fill,
+  gen_fact,
+  gen_set_fence,
+  objectid_generate,
+  objectid_parse,
 } from "./snowdrift_wasm.js";
 import { provide } from "./host.mjs";
-import { describe, wrongType, intError, intArg, optInt, strArg, oneOf, optFn, options as checkOptions } from "./check.mjs";
+import {
+  describe,
+  wrongType,
+  intError,
+  intArg,
+  optInt,
+  strArg,
+  oneOf,
+  optFn,
+  options as checkOptions,
+} from "./check.mjs";
 // The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
 // offsets): written by `cargo xtask npm` from wasm/src/shared.rs.
 import {
-  ERR_RANGE, ERR_WOULD_BLOCK, POLICY_FAIL, POLICY_WAIT, POLICY_BORROW, ORDER_NODE_SEQUENCE, ORDER_SEQUENCE_NODE,
-  LAYOUT_MAX_NODE, LAYOUT_MAX_DATACENTER, LAYOUT_MAX_WORKER, LAYOUT_SPLIT, LAYOUT_FITS_I64,
-  LAYOUT_TIME_BITS, LAYOUT_DATACENTER_BITS, LAYOUT_WORKER_BITS, LAYOUT_SEQUENCE_BITS,
-  LAYOUT_UNIT_MS, LAYOUT_EPOCH_MS, LAYOUT_ORDER, LAYOUT_LAST_MS, LAYOUT_EXHAUSTS_AT, LAYOUT_MAX_SEQUENCE,
-  GEN_LAYOUT, GEN_NODE, GEN_ISSUED_THROUGH_MS, DECODED_SPLIT, DECODED_SMALL, ID_AT_MIN, ID_AT_MAX,
-  TEXT_CAP, BATCH_CAP, IO_NUM, IO_ERR_KIND, IO_ERR_LEN, IO_ERR, IO_TEXT, IO_BATCH,
+  ERR_RANGE,
+  ERR_WOULD_BLOCK,
+  POLICY_FAIL,
+  POLICY_WAIT,
+  POLICY_BORROW,
+  ORDER_NODE_SEQUENCE,
+  ORDER_SEQUENCE_NODE,
+  LAYOUT_MAX_NODE,
+  LAYOUT_MAX_DATACENTER,
+  LAYOUT_MAX_WORKER,
+  LAYOUT_SPLIT,
+  LAYOUT_FITS_I64,
+  LAYOUT_TIME_BITS,
+  LAYOUT_DATACENTER_BITS,
+  LAYOUT_WORKER_BITS,
+  LAYOUT_SEQUENCE_BITS,
+  LAYOUT_UNIT_MS,
+  LAYOUT_EPOCH_MS,
+  LAYOUT_ORDER,
+  LAYOUT_LAST_MS,
+  LAYOUT_EXHAUSTS_AT,
+  LAYOUT_MAX_SEQUENCE,
+  GEN_LAYOUT,
+  GEN_NODE,
+  GEN_ISSUED_THROUGH_MS,
+  DECODED_SPLIT,
+  DECODED_SMALL,
+  ID_AT_MIN,
+  ID_AT_MAX,
+  TEXT_CAP,
+  BATCH_CAP,
+  IO_NUM,
+  IO_ERR_KIND,
+  IO_ERR_LEN,
+  IO_ERR,
+  IO_TEXT,
+  IO_BATCH,
 } from "./constants.mjs";
 
 const MAX_ID = 0xffffffffffffffffn;
 const MAX_SAFE = 2 ** 53 - 1;
 const MAX_U32 = 4294967295;
 const MAX_BATCH = 1 << 20;
-const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
-  "maxAheadMs", "clock", "resumeAfter"];
+const OPTIONS = [
+  "layout",
+  "node",
+  "datacenter",
+  "worker",
+  "onClockBackwards",
+  "maxWaitMs",
+  "maxAheadMs",
+  "clock",
+  "resumeAfter",
+];
 const ORDERS = ["node-sequence", "sequence-node"];
-const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
-  "unitMs", "epochMs", "order"];
+const LAYOUT_KEYS = [
+  "timeBits",
+  "nodeBits",
+  "datacenterBits",
+  "workerBits",
+  "sequenceBits",
+  "unitMs",
+  "epochMs",
+  "order",
+];
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
@@ -165,12 +242,11 @@ function build(module) {
     }
     const { read, written } = encoder.encodeInto(s, u8.subarray(io + IO_TEXT, io + IO_TEXT + TEXT_CAP));
     if (read < s.length) {
-      throw new RangeError(`${what} ${describe(s.slice(0, 32) + "...")} is too long (${s.length} characters)`);
+      throw new RangeError(`${what} ${describe(`${s.slice(0, 32)}...`)} is too long (${s.length} characters)`);
     }
     return written;
   }
-  const parseError = (form, input) =>
-    new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
+  const parseError = (form, input) => new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
 
   /** An ID argument: a `bigint` in 0..=2^64-1, or its decimal string. */
   function idArg(what, v) {
@@ -195,7 +271,9 @@ function build(module) {
         lastLayout = ptr;
         return ptr;
       }
-      throw new RangeError(`unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
+      throw new RangeError(
+        `unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
+      );
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
     checkOptions("layout", v, LAYOUT_KEYS);
@@ -215,8 +293,10 @@ function build(module) {
       throw new RangeError("layout.nodeBits must equal datacenterBits + workerBits when all are given");
     }
     const unitMs = optInt(v, "unitMs", 1, MAX_U32) ?? 1;
-    const order = v.order === undefined || oneOf("layout.order", v.order, ORDERS) === "node-sequence"
-      ? ORDER_NODE_SEQUENCE : ORDER_SEQUENCE_NODE;
+    const order =
+      v.order === undefined || oneOf("layout.order", v.order, ORDERS) === "node-sequence"
+        ? ORDER_NODE_SEQUENCE
+        : ORDER_SEQUENCE_NODE;
     const ptr = layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
     if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
     return ptr;
@@ -245,7 +325,10 @@ function build(module) {
 
   /** `onClockBackwards` with `maxWaitMs` / `maxAheadMs`: [policy, bound]. Default: borrow, 1 s ahead. */
   function policyArg(options) {
-    const name = options.onClockBackwards === undefined ? "borrow" : oneOf("onClockBackwards", options.onClockBackwards, ["fail", "wait", "borrow"]);
+    const name =
+      options.onClockBackwards === undefined
+        ? "borrow"
+        : oneOf("onClockBackwards", options.onClockBackwards, ["fail", "wait", "borrow"]);
     const wait = optInt(options, "maxWaitMs", 0, MAX_U32);
     const ahead = optInt(options, "maxAheadMs", 0, MAX_U32);
     const misplaced = (key, policy) => new RangeError(`${key} applies only to onClockBackwards: "${policy}"`);
@@ -264,7 +347,8 @@ function build(module) {
     // which V8 stores in the object without allocating a number for each.
     const r = wasmDecode(layout, id);
     if (r === DECODED_SMALL) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
-    if (r === (DECODED_SMALL | DECODED_SPLIT)) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
+    if (r === (DECODED_SMALL | DECODED_SPLIT))
+      return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
     if (r === DECODED_SPLIT) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
     throw takeError();
@@ -272,9 +356,10 @@ function build(module) {
 
   // Releases a collected generator's wasm memory and clock slot. workerd has no
   // FinalizationRegistry (without a compatibility flag): there `free()` does it.
-  const registry = typeof FinalizationRegistry === "function"
-    ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
-    : { register() {}, unregister() {} };
+  const registry =
+    typeof FinalizationRegistry === "function"
+      ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
+      : { register() {}, unregister() {} };
   function release(gen, slot) {
     gen_free(gen);
     if (slot >= 0) {
@@ -284,7 +369,7 @@ function build(module) {
   }
   const FREED = -1; // an address past the end of memory: any use traps
 
-    /** A Snowflake ID generator. */
+  /** A Snowflake ID generator. */
   class Snowdrift {
     // Initialised with values of their final types (small integers, a boolean), which V8
     // then stores unboxed: next() reads them without a type check.
@@ -341,7 +426,7 @@ function build(module) {
       n = intArg("n", n, 1, MAX_BATCH);
       const out = new BigUint64Array(n);
       const at = (io + IO_BATCH) >> 3;
-      for (let done = 0; done < n;) {
+      for (let done = 0; done < n; ) {
         const k = Math.min(n - done, BATCH_CAP);
         if (gen_fill(this.#gen, k) < 0) throw takeError();
         out.set(u64.subarray(at, at + k), done);
@@ -446,7 +531,11 @@ function build(module) {
   }
 
   // The package ships minified: keep the names Node's console and stack traces show.
-  for (const [c, name] of [[Parts, "Parts"], [Snowdrift, "Snowdrift"], [ObjectId, "ObjectId"]]) {
+  for (const [c, name] of [
+    [Parts, "Parts"],
+    [Snowdrift, "Snowdrift"],
+    [ObjectId, "ObjectId"],
+  ]) {
     Object.defineProperty(c, "name", { value: name });
   }
   if (typeof Symbol.dispose === "symbol") {
@@ -512,8 +601,21 @@ function build(module) {
       to_base32(id);
       // 13 characters, read one by one (no subarray, no apply).
       const t = io + IO_TEXT;
-      return String.fromCharCode(u8[t], u8[t + 1], u8[t + 2], u8[t + 3], u8[t + 4], u8[t + 5],
-        u8[t + 6], u8[t + 7], u8[t + 8], u8[t + 9], u8[t + 10], u8[t + 11], u8[t + 12]);
+      return String.fromCharCode(
+        u8[t],
+        u8[t + 1],
+        u8[t + 2],
+        u8[t + 3],
+        u8[t + 4],
+        u8[t + 5],
+        u8[t + 6],
+        u8[t + 7],
+        u8[t + 8],
+        u8[t + 9],
+        u8[t + 10],
+        u8[t + 11],
+        u8[t + 12],
+      );
     },
     /** `fromBase32(text)`: the ID written as 13 Crockford base32 characters. */
     fromBase32(text) {
@@ -529,12 +631,14 @@ function build(module) {
       const t = strArg("text", text).replace(/[\s_,]/g, "");
       if (/^-\d+$/.test(t)) {
         const v = BigInt(t);
-        if (v < -(1n << 63n)) throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
+        if (v < -(1n << 63n))
+          throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
         return BigInt.asUintN(64, v);
       }
       if (/^\d+$/.test(t)) return idArg("id", t);
       if (/^0x/i.test(t) || /^[0-9a-f]{16}$/i.test(t)) {
-        if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t)) throw new RangeError(`id ${describe(text)} is not 1 to 16 hex digits after 0x`);
+        if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t))
+          throw new RangeError(`id ${describe(text)} is not 1 to 16 hex digits after 0x`);
         return BigInt(/^0x/i.test(t) ? t : `0x${t}`);
       }
       const b32 = t.replace(/-/g, "");

@@ -41,7 +41,11 @@ const OPTIONS = ["name", "layout", "node", "maxNodes", "reserveMs", "maxAheadMs"
  * 64,000 per second per tab). 63 bits: fits a signed 64-bit integer.
  */
 export const BROWSER_LAYOUT = Object.freeze({
-  timeBits: 41, nodeBits: 16, sequenceBits: 6, unitMs: 1, epochMs: 1704067200000,
+  timeBits: 41,
+  nodeBits: 16,
+  sequenceBits: 6,
+  unitMs: 1,
+  epochMs: 1704067200000,
 });
 
 const named = (name) => `name ${describe(name)}`;
@@ -60,8 +64,12 @@ function clockMs() {
 function layoutFacts(layout) {
   const info = layoutInfo(layout); // also validates the layout
   return {
-    epochMs: info.epochMs, unitMs: info.unitMs, perTick: info.maxSequence + 1, maxNode: info.maxNode,
-    lastTickMs: info.lastTickMs, lastMs: Math.min(info.exhaustsAtMs - 1, MAX_SAFE),
+    epochMs: info.epochMs,
+    unitMs: info.unitMs,
+    perTick: info.maxSequence + 1,
+    maxNode: info.maxNode,
+    lastTickMs: info.lastTickMs,
+    lastMs: Math.min(info.exhaustsAtMs - 1, MAX_SAFE),
   };
 }
 
@@ -75,7 +83,7 @@ export function collisionOdds(devices, layout = "default") {
   intArg("devices", devices, 0, Number.MAX_SAFE_INTEGER);
   const ids = layoutFacts(layout).maxNode + 1;
   if (devices > ids) return 1;
-  if (devices > 1e7) return 1 - Math.exp(-devices * (devices - 1) / (2 * ids));
+  if (devices > 1e7) return 1 - Math.exp((-devices * (devices - 1)) / (2 * ids));
   let logNone = 0; // log of the chance that all are distinct
   for (let i = 1; i < devices; i++) logNone += Math.log1p(-i / ids);
   return 0 - Math.expm1(logNone); // 0, not -0, for one device
@@ -149,17 +157,22 @@ function lsNodes(ls, name) {
   const out = [];
   for (let i = 0; i < ls.length; i++) {
     const key = ls.key(i);
-    if (key?.startsWith(prefix) && /^\d{1,9}$/.test(key.slice(prefix.length))) out.push(Number(key.slice(prefix.length)));
+    if (key?.startsWith(prefix) && /^\d{1,9}$/.test(key.slice(prefix.length)))
+      out.push(Number(key.slice(prefix.length)));
   }
   return out;
 }
 
-const request = (r) => new Promise((ok, fail) => {
-  r.onsuccess = () => ok(r.result);
-  r.onerror = () => fail(r.error);
-});
+const request = (r) =>
+  new Promise((ok, fail) => {
+    r.onsuccess = () => ok(r.result);
+    r.onerror = () => fail(r.error);
+  });
 
-const upgradedError = () => new Error("IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on");
+const upgradedError = () =>
+  new Error(
+    "IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on",
+  );
 
 /**
  * The database, or undefined where IndexedDB is missing or refuses to open (some private
@@ -180,15 +193,22 @@ async function openDb() {
     db = await request(open);
   } catch (e) {
     if (e?.name !== "VersionError") return undefined;
-    const newer = await request(indexedDB.open(DB)).then((db) => {
-      db.close();
-      return db.version;
-    }, () => "unknown");
-    throw new Error(`IndexedDB database "snowdrift" is at version ${newer}, made by a newer version of snowdrift than this page's (${DB_VERSION}); reload the page to get the newer version`);
+    const newer = await request(indexedDB.open(DB)).then(
+      (db) => {
+        db.close();
+        return db.version;
+      },
+      () => "unknown",
+    );
+    throw new Error(
+      `IndexedDB database "snowdrift" is at version ${newer}, made by a newer version of snowdrift than this page's (${DB_VERSION}); reload the page to get the newer version`,
+    );
   }
   if (!db.objectStoreNames.contains(STORE)) {
     db.close();
-    throw new Error(`IndexedDB database "snowdrift" has no "${STORE}" store: another script of this origin made a database of that name`);
+    throw new Error(
+      `IndexedDB database "snowdrift" has no "${STORE}" store: another script of this origin made a database of that name`,
+    );
   }
   return db;
 }
@@ -223,13 +243,15 @@ async function openStorage(which, facts) {
       const local = ls && lsUntil(ls, name, node);
       return local === undefined || (typeof raw === "number" && raw >= local) ? raw : local;
     };
-    const put = (name, node, until, window) => new Promise((ok, fail) => {
-      if (upgraded) throw upgradedError();
-      const store = tx("readwrite");
-      store.transaction.oncomplete = () => ok();
-      store.transaction.onerror = store.transaction.onabort = () => fail(upgraded ? upgradedError() : store.transaction.error);
-      store.put({ node, until, window }, [name, node]);
-    });
+    const put = (name, node, until, window) =>
+      new Promise((ok, fail) => {
+        if (upgraded) throw upgradedError();
+        const store = tx("readwrite");
+        store.transaction.oncomplete = () => ok();
+        store.transaction.onerror = store.transaction.onabort = () =>
+          fail(upgraded ? upgradedError() : store.transaction.error);
+        store.put({ node, until, window }, [name, node]);
+      });
     return {
       kind: "indexeddb",
       window: Boolean(ls),
@@ -237,7 +259,8 @@ async function openStorage(which, facts) {
         if (upgraded) throw upgradedError();
         const rows = new Map((await request(tx("readonly").getAll(range(name)))).map((r) => [r.node, r]));
         const nodes = new Set([...rows.keys(), ...(ls ? lsNodes(ls, name) : [])]);
-        return [...nodes].filter(Number.isSafeInteger)
+        return [...nodes]
+          .filter(Number.isSafeInteger)
           .map((n) => check(name, n, both(name, n, rows.get(n)?.until), rows.get(n)?.window === true));
       },
       read: async (name, node) => {
@@ -254,9 +277,11 @@ async function openStorage(which, facts) {
       close: () => db.close(),
     };
   }
-  if (which === "indexeddb") throw new Error("IndexedDB is not available in this context (storage: \"indexeddb\")");
+  if (which === "indexeddb") throw new Error('IndexedDB is not available in this context (storage: "indexeddb")');
   if (!ls) {
-    throw new Error("snowdrift/browser needs IndexedDB (or, in a window, localStorage) to remember its node id and reservation; neither is available in this context");
+    throw new Error(
+      "snowdrift/browser needs IndexedDB (or, in a window, localStorage) to remember its node id and reservation; neither is available in this context",
+    );
   }
   // Only localStorage: workers cannot open a generator at all, so every context that can
   // hold a node id reads this one store.
@@ -277,10 +302,12 @@ async function openStorage(which, facts) {
 /** Takes the lock if no one holds it: its release function, or null. */
 function tryLock(name) {
   return new Promise((resolve, reject) => {
-    navigator.locks.request(name, { ifAvailable: true }, (lock) => {
-      if (!lock) return resolve(null);
-      return new Promise((release) => resolve(release));
-    }).catch(reject);
+    navigator.locks
+      .request(name, { ifAvailable: true }, (lock) => {
+        if (!lock) return resolve(null);
+        return new Promise((release) => resolve(release));
+      })
+      .catch(reject);
   });
 }
 
@@ -298,16 +325,19 @@ function nodeResult(r, maxNode) {
 }
 
 /** Why a context without localStorage (a worker) cannot take node `node`, if it cannot. */
-const windowsOnly = (storage, record, name) => (!storage.window && record.window
-  ? `node ${record.node} (${named(name)}) was last held by a window, which keeps its newest reservation in localStorage, where workers cannot read it: open it in a window (close() there hands it back to workers), or give this worker another node id`
-  : undefined);
+const windowsOnly = (storage, record, name) =>
+  !storage.window && record.window
+    ? `node ${record.node} (${named(name)}) was last held by a window, which keeps its newest reservation in localStorage, where workers cannot read it: open it in a window (close() there hands it back to workers), or give this worker another node id`
+    : undefined;
 
 async function claimNode(storage, name, node, facts, maxNodes) {
   const lockName = (n) => `snowdrift:${name}:${n}`;
   if (typeof node === "number") {
     const release = await tryLock(lockName(node));
     if (!release) {
-      throw new Error(`node ${node} is in use by another tab or worker of this origin (${named(name)}); give each its own node id, or leave node out to have them chosen`);
+      throw new Error(
+        `node ${node} is in use by another tab or worker of this origin (${named(name)}); give each its own node id, or leave node out to have them chosen`,
+      );
     }
     return { node, release };
   }
@@ -315,14 +345,17 @@ async function claimNode(storage, name, node, facts, maxNodes) {
   // be trusted (see checkRecord), or that a worker cannot read in full, is skipped, and
   // its node id never drawn again.
   const records = (await storage.list(name)).filter((r) => r.node <= facts.maxNode);
-  const usable = records.filter((r) => r.problem === undefined && !windowsOnly(storage, r, name))
+  const usable = records
+    .filter((r) => r.problem === undefined && !windowsOnly(storage, r, name))
     .sort((a, b) => a.node - b.node);
   for (const r of usable) {
     const release = await tryLock(lockName(r.node));
     if (release) return { node: r.node, release };
   }
   if (usable.length >= maxNodes) {
-    throw new Error(`all ${maxNodes} node ids of this origin (${named(name)}) are in use by other tabs or workers (maxNodes ${maxNodes})`);
+    throw new Error(
+      `all ${maxNodes} node ids of this origin (${named(name)}) are in use by other tabs or workers (maxNodes ${maxNodes})`,
+    );
   }
   const known = records.map((r) => r.node);
   for (let attempt = 0; attempt < 16; attempt++) {
@@ -330,7 +363,8 @@ async function claimNode(storage, name, node, facts, maxNodes) {
     if (node === undefined) {
       if (known.length > facts.maxNode) break;
       let n;
-      do n = randomBelow(facts.maxNode + 1); while (known.includes(n));
+      do n = randomBelow(facts.maxNode + 1);
+      while (known.includes(n));
       claim = { node: n };
     } else {
       claim = nodeResult(await node(), facts.maxNode);
@@ -374,11 +408,15 @@ export async function openSnowdrift(options) {
   const reserveMs = Math.max(optInt(options, "reserveMs", 1, 86_400_000, 2000), 2 * facts.unitMs);
   const maxAheadMs = optInt(options, "maxAheadMs", 0, MAX_U32, MAX_U32);
   if (!globalThis.navigator?.locks) {
-    throw new Error("snowdrift/browser needs the Web Locks API (navigator.locks) to give each tab and worker its own node id; browsers offer it on https:// pages and on http://localhost, not on other plain http:// pages");
+    throw new Error(
+      "snowdrift/browser needs the Web Locks API (navigator.locks) to give each tab and worker its own node id; browsers offer it on https:// pages and on http://localhost, not on other plain http:// pages",
+    );
   }
   const now = clockMs();
   if (now > facts.lastMs) {
-    throw new RangeError(`the clock reads ${iso(now)}, past the end of the layout's time (${iso(facts.lastMs)}): no ID can be made; set the clock right`);
+    throw new RangeError(
+      `the clock reads ${iso(now)}, past the end of the layout's time (${iso(facts.lastMs)}): no ID can be made; set the clock right`,
+    );
   }
 
   const storage = await openStorage(which, facts);
@@ -399,17 +437,27 @@ export async function openSnowdrift(options) {
       reserved = Math.max(reserved, parts.timeMs + facts.unitMs - 1);
     }
     if (reserved >= facts.lastTickMs) {
-      throw new Error(`node ${claimed.node} (${named(name)}) has issued IDs up to the layout's last tick (${iso(facts.lastMs)}): it cannot issue more; use another node id`);
+      throw new Error(
+        `node ${claimed.node} (${named(name)}) has issued IDs up to the layout's last tick (${iso(facts.lastMs)}): it cannot issue more; use another node id`,
+      );
     }
     if (options.maxAheadMs !== undefined && reserved - now > maxAheadMs) {
       const ahead = Math.ceil((reserved - now) / 1000).toLocaleString("en-US");
-      throw new Error(`node ${claimed.node} (${named(name)}) has IDs reserved up to ${iso(reserved)}, ${ahead} s ahead of the clock (maxAheadMs ${maxAheadMs}): it can issue again from ${iso(reserved - maxAheadMs)}, or use another node id`);
+      throw new Error(
+        `node ${claimed.node} (${named(name)}) has IDs reserved up to ${iso(reserved)}, ${ahead} s ahead of the clock (maxAheadMs ${maxAheadMs}): it can issue again from ${iso(reserved - maxAheadMs)}, or use another node id`,
+      );
     }
     const first = Math.min(Math.max(now, reserved + facts.unitMs) + reserveMs, facts.lastMs);
     await storage.hold(name, claimed.node, first);
     const gen = new Snowdrift({ layout, node: claimed.node, onClockBackwards: "borrow", maxAheadMs, resumeAfter });
     return new BrowserSnowdrift(gen, {
-      storage, name, layout, facts, reserveMs, release: claimed.release, until: first,
+      storage,
+      name,
+      layout,
+      facts,
+      reserveMs,
+      release: claimed.release,
+      until: first,
       persisted: persistence(persist),
     });
   } catch (e) {
@@ -421,9 +469,15 @@ export async function openSnowdrift(options) {
 
 const closedError = () => new Error("this snowdrift/browser generator is closed");
 const CLOSED = {
-  next: () => { throw closedError(); },
-  nextBatch: () => { throw closedError(); },
-  decode: () => { throw closedError(); },
+  next: () => {
+    throw closedError();
+  },
+  nextBatch: () => {
+    throw closedError();
+  },
+  decode: () => {
+    throw closedError();
+  },
   free() {},
   issuedThroughMs: 0,
 };
@@ -451,9 +505,12 @@ export class BrowserSnowdrift {
       // A write takes a turn of the event loop, so a worker renews ahead of the clock, not
       // only ahead of its IDs: a call after a pause then finds its time reserved.
       const half = Math.floor(state.reserveMs / 2);
-      this.#timer = setInterval(() => {
-        if (clockMs() + half >= this.#until) this.#renew(0);
-      }, Math.max(half, 50));
+      this.#timer = setInterval(
+        () => {
+          if (clockMs() + half >= this.#until) this.#renew(0);
+        },
+        Math.max(half, 50),
+      );
     }
   }
 
@@ -516,9 +573,11 @@ export class BrowserSnowdrift {
       }
     }
     const where = storage.window ? "localStorage" : "IndexedDB";
-    throw new Error(this.#failure
-      ? `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}): it could not be renewed (${this.#failure}); no ID is issued past what storage holds`
-      : `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}) before it could be renewed; await generator.ready, then call again`);
+    throw new Error(
+      this.#failure
+        ? `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}): it could not be renewed (${this.#failure}); no ID is issued past what storage holds`
+        : `IDs reached the end of the reservation stored in ${where} (${iso(this.#until)}) before it could be renewed; await generator.ready, then call again`,
+    );
   }
 
   /**
@@ -550,15 +609,18 @@ export class BrowserSnowdrift {
       }
       return;
     }
-    this.#pending = storage.write(name, this.#node, until).then(done, failed).finally(() => {
-      this.#pending = undefined;
-      const again = this.#again;
-      this.#again = -1;
-      if (this.#gen === CLOSED || this.#failure) return;
-      // IDs went on while it was written: keep ahead of them.
-      const soft = this.#until - Math.floor(reserveMs / 2);
-      if (again >= 0 || this.#gen.issuedThroughMs > soft) this.#renew(Math.max(again, 0));
-    });
+    this.#pending = storage
+      .write(name, this.#node, until)
+      .then(done, failed)
+      .finally(() => {
+        this.#pending = undefined;
+        const again = this.#again;
+        this.#again = -1;
+        if (this.#gen === CLOSED || this.#failure) return;
+        // IDs went on while it was written: keep ahead of them.
+        const soft = this.#until - Math.floor(reserveMs / 2);
+        if (again >= 0 || this.#gen.issuedThroughMs > soft) this.#renew(Math.max(again, 0));
+      });
   }
 
   /** Resolves when no reservation write is in progress. */

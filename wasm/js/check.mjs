@@ -77,7 +77,8 @@ export function optFn(what, v, expected = "a function") {
  * as `nod: 3` is an error, not an option silently left out. */
 export function options(what, obj, known) {
   if (obj === undefined) return {};
-  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw wrongType(`${what} options`, "an object", obj);
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj))
+    throw wrongType(`${what} options`, "an object", obj);
   for (const key of Object.keys(obj)) {
     if (!known.includes(key)) {
       throw new RangeError(`unknown ${what} option ${describe(key)} (allowed: ${known.join(", ")})`);

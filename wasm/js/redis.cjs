@@ -23,7 +23,6 @@ const USABLE_POLL_MS = 100;
 const EXIT_RELEASE_MS = 1000;
 const CODE = /^(LEASED|CONFIG|LOST) /;
 
-
 /** What a lease needs to know of a layout (from the core, `layoutInfo`): its node bits,
  * epoch and tick, and `text`, the layout as the space records it: the same text the Rust
  * crate's `Space::layout_text` gives, so Rust and Node clients of one layout share a space. */
@@ -34,7 +33,8 @@ function layoutFacts(layout) {
   }
   // With an empty node or sequence field the order cannot be seen in an ID: Rust names it
   // "node above sequence" then.
-  const order = nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
+  const order =
+    nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
   const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
   return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
 }
@@ -59,10 +59,14 @@ function evalWith(client) {
   let call;
   if (typeof client.evalSha === "function" && typeof client.eval === "function") {
     // node-redis
-    call = (cmd, body, keys, args) => (cmd === "sha" ? client.evalSha(body, { keys, arguments: args }) : client.eval(body, { keys, arguments: args }));
+    call = (cmd, body, keys, args) =>
+      cmd === "sha" ? client.evalSha(body, { keys, arguments: args }) : client.eval(body, { keys, arguments: args });
   } else if (typeof client.evalsha === "function" && typeof client.eval === "function") {
     // ioredis
-    call = (cmd, body, keys, args) => (cmd === "sha" ? client.evalsha(body, keys.length, ...keys, ...args) : client.eval(body, keys.length, ...keys, ...args));
+    call = (cmd, body, keys, args) =>
+      cmd === "sha"
+        ? client.evalsha(body, keys.length, ...keys, ...args)
+        : client.eval(body, keys.length, ...keys, ...args);
   } else {
     throw wrongType("the Redis client", "a node-redis or ioredis client (with evalSha or evalsha)", client);
   }
@@ -86,10 +90,11 @@ function scriptError(e) {
   return m[1] === "LOST" ? new Error(message) : new RangeError(message);
 }
 
-const sleep = (ms, ref = true) => new Promise((resolve) => {
-  const t = setTimeout(resolve, ms);
-  if (!ref) t.unref();
-});
+const sleep = (ms, ref = true) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    if (!ref) t.unref();
+  });
 
 /** `p`, or a rejection with `message` after `ms` (the timer never holds the process). */
 function within(p, ms, message, ref = false) {
@@ -193,7 +198,9 @@ class Lease {
     const deadline = performance.now() + this.#ttl + this.#skew;
     while (this.until - this.notBefore <= this.#facts.tickMs) {
       if (performance.now() > deadline) {
-        throw new Error(`${this.#what()} is not usable after ${this.#ttl + this.#skew} ms (fence ${this.until}, not before ${this.notBefore})`);
+        throw new Error(
+          `${this.#what()} is not usable after ${this.#ttl + this.#skew} ms (fence ${this.until}, not before ${this.notBefore})`,
+        );
       }
       await sleep(USABLE_POLL_MS);
       // A renewal that gets no answer is given up on here (it may still land).
@@ -221,9 +228,17 @@ class Lease {
   #armLapse() {
     clearTimeout(this.#lapseTimer);
     const limit = this.#ttl - this.#skew;
-    this.#lapseTimer = setTimeout(() => {
-      this.#stop("lapsed", new Error(`${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${this.#ttl} ms, skew ${this.#skew} ms)`));
-    }, Math.max(0, this.#okSentAt + limit - performance.now()));
+    this.#lapseTimer = setTimeout(
+      () => {
+        this.#stop(
+          "lapsed",
+          new Error(
+            `${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${this.#ttl} ms, skew ${this.#skew} ms)`,
+          ),
+        );
+      },
+      Math.max(0, this.#okSentAt + limit - performance.now()),
+    );
     this.#lapseTimer.unref();
   }
 
@@ -265,7 +280,8 @@ class Lease {
   generator(options) {
     // Its keys are checked by new Snowdrift; those the lease sets, here.
     options = options ?? {};
-    if (typeof options !== "object" || Array.isArray(options)) throw wrongType("generator options", "an object", options);
+    if (typeof options !== "object" || Array.isArray(options))
+      throw wrongType("generator options", "an object", options);
     for (const k of FIXED) {
       if (options[k] !== undefined) throw new RangeError(`option ${describe(k)} is the lease's to set`);
     }
@@ -304,12 +320,15 @@ async function leaseNode(client, options) {
   options = checkOptions("leaseNode", options, OPTIONS);
   const space = strArg("key", options.key);
   if (space.length === 0) throw new RangeError("key must not be empty");
-  if (/[{}]/.test(space)) throw new RangeError(`key ${describe(space)} must not contain '{' or '}' (the keys' hash tag)`);
+  if (/[{}]/.test(space))
+    throw new RangeError(`key ${describe(space)} must not contain '{' or '}' (the keys' hash tag)`);
   const facts = layoutFacts(options.layout);
   const ttl = optInt(options, "ttlMs", 100, 86_400_000, 10_000);
   const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
   if (options.skewMs === undefined && maxSkew < 1000) {
-    throw new RangeError(`skewMs 1000 (the default) is outside the allowed range 0..=${maxSkew} (below ttlMs / 2): give skewMs`);
+    throw new RangeError(
+      `skewMs 1000 (the default) is outside the allowed range 0..=${maxSkew} (below ttlMs / 2): give skewMs`,
+    );
   }
   const skew = optInt(options, "skewMs", 0, maxSkew, 1000);
   const renewEvery = optInt(options, "renewEveryMs", 1, ttl - skew - 1, Math.floor(ttl / 3));
@@ -327,8 +346,20 @@ async function leaseNode(client, options) {
   }
   const [node, notBefore, until] = reply.map(Number);
   const lease = new Lease({
-    run, keys, space, token, layout: options.layout, facts, ttl, skew, renewEvery,
-    clock: options.clock, sentAt, node, notBefore, until,
+    run,
+    keys,
+    space,
+    token,
+    layout: options.layout,
+    facts,
+    ttl,
+    skew,
+    renewEvery,
+    clock: options.clock,
+    sentAt,
+    node,
+    notBefore,
+    until,
   });
   try {
     await lease._usable();

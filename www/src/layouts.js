@@ -43,7 +43,8 @@ export function layoutSummary(d, names = CUSTOM_NAMES) {
   const parts = [`${d.timeBits}-bit time (${unitText(d.unitMs)} ticks since ${day(d.epochMs)})`];
   const tail = [node, `${d.sequenceBits}-bit sequence`];
   parts.push(...(d.nodeLow ? tail.reverse() : tail));
-  const runsOut = d.exhaustsAtMs <= Date.now() ? `ran out ${day(d.exhaustsAtMs)}` : `lasts until ${day(d.exhaustsAtMs)}`;
+  const runsOut =
+    d.exhaustsAtMs <= Date.now() ? `ran out ${day(d.exhaustsAtMs)}` : `lasts until ${day(d.exhaustsAtMs)}`;
   return `${parts.join(" · ")} · ${d.totalBits} bits · ${runsOut}`;
 }
 
@@ -54,8 +55,10 @@ export function fields(d, parts, names = CUSTOM_NAMES) {
   if (d.totalBits < 64) out.push({ name: "unused", label: "unused", bits: 64 - d.totalBits });
   out.push({ name: "time", label: "time", bits: d.timeBits });
   const node = d.split
-    ? [{ name: "datacenter", label: names.datacenter, bits: d.datacenterBits, value: parts.datacenter },
-      { name: "worker", label: names.worker, bits: d.workerBits, value: parts.worker }]
+    ? [
+        { name: "datacenter", label: names.datacenter, bits: d.datacenterBits, value: parts.datacenter },
+        { name: "worker", label: names.worker, bits: d.workerBits, value: parts.worker },
+      ]
     : [{ name: "node", label: names.node, bits: d.nodeBits, value: parts.node }];
   const sequence = { name: "sequence", label: "sequence", bits: d.sequenceBits, value: parts.sequence };
   out.push(...(d.nodeLow ? [sequence, ...node] : [...node, sequence]));

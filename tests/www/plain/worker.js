@@ -37,7 +37,10 @@ function serve(port) {
       post({ error: `${e.name}: ${e.message}` });
     }
   };
-  loading.then(() => post({ loaded: true }), (e) => post({ error: `cannot load the package: ${e}` }));
+  loading.then(
+    () => post({ loaded: true }),
+    (e) => post({ error: `cannot load the package: ${e}` }),
+  );
 }
 
 // The same script runs as a shared worker (new SharedWorker): one port per page.

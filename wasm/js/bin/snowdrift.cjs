@@ -117,8 +117,14 @@ const TIMEOUT_MS = 5000;
 /** host and port of `redis://[user:pass@]host[:port]` or `host:port`. */
 function address(text) {
   const url = new URL(text.includes("://") ? text : `redis://${text}`);
-  if (url.protocol !== "redis:") throw new RangeError(`--redis ${JSON.stringify(text)} is not a redis:// URL (TLS is not supported)`);
-  return { host: url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1", port: Number(url.port || 6379), password: url.password ? decodeURIComponent(url.password) : undefined, user: url.username ? decodeURIComponent(url.username) : undefined };
+  if (url.protocol !== "redis:")
+    throw new RangeError(`--redis ${JSON.stringify(text)} is not a redis:// URL (TLS is not supported)`);
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1",
+    port: Number(url.port || 6379),
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    user: url.username ? decodeURIComponent(url.username) : undefined,
+  };
 }
 
 const bulk = (s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
@@ -167,7 +173,9 @@ function exchange({ host, port }, commands) {
       socket.destroy();
       reject(e);
     };
-    socket.setTimeout(TIMEOUT_MS, () => fail(new Error(`cannot reach Redis at ${where}: no reply within ${TIMEOUT_MS} ms`)));
+    socket.setTimeout(TIMEOUT_MS, () =>
+      fail(new Error(`cannot reach Redis at ${where}: no reply within ${TIMEOUT_MS} ms`)),
+    );
     socket.on("error", (e) => fail(new Error(`cannot reach Redis at ${where}: ${e.message.replace(/ \S+:\d+$/, "")}`)));
     socket.on("connect", () => socket.write(commands.map(command).join("")));
     socket.on("data", (d) => {
@@ -226,21 +234,36 @@ async function lease(space, redis, json) {
   const exists = capacity !== "";
   if (json) {
     const num = (v) => (v === "" ? null : Number(v));
-    console.log(JSON.stringify({
-      space, nowMs: Number(now), capacity: num(capacity), ttlMs: num(ttl), skewMs: num(skew),
-      createdMs: num(created), next: num(next), leases,
-    }));
+    console.log(
+      JSON.stringify({
+        space,
+        nowMs: Number(now),
+        capacity: num(capacity),
+        ttlMs: num(ttl),
+        skewMs: num(skew),
+        createdMs: num(created),
+        next: num(next),
+        leases,
+      }),
+    );
     return 0;
   }
   if (!exists) {
     console.log(`space '${space}' has no leases`);
     return 0;
   }
-  console.log(`space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`);
+  console.log(
+    `space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`,
+  );
   const width = Math.max(6, ...leases.map((l) => (l.holder ?? "").length));
   console.log(`${"node".padStart(6)}  ${"holder".padEnd(width)}  lease`);
   for (const l of leases) {
-    const when = l.state === "released" ? "released" : l.state === "live" ? `ends in ${seconds(l.untilMs - now)}` : `ended ${seconds(now - l.untilMs)} ago`;
+    const when =
+      l.state === "released"
+        ? "released"
+        : l.state === "live"
+          ? `ends in ${seconds(l.untilMs - now)}`
+          : `ended ${seconds(now - l.untilMs)} ago`;
     console.log(`${String(l.node).padStart(6)}  ${(l.holder ?? "").padEnd(width)}  ${when}`);
   }
   return 0;
@@ -248,10 +271,13 @@ async function lease(space, redis, json) {
 
 Promise.resolve()
   .then(() => main(process.argv.slice(2)))
-  .then((code) => {
-    process.exitCode = code;
-  }, (e) => {
-    console.error(`snowdrift: ${e.message}`);
-    if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
-    process.exitCode = 2;
-  });
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      console.error(`snowdrift: ${e.message}`);
+      if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
+      process.exitCode = 2;
+    },
+  );
