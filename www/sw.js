@@ -16,13 +16,21 @@ self.addEventListener("install", (event) => {
   // Checked with the server, not taken from the HTTP cache: a copy it kept from an older
   // build must not be stored as this one (an unchanged file costs a 304, not its body).
   const requests = FILES.map((f) => new Request(f, { cache: "no-cache" }));
-  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(requests)).then(() => self.skipWaiting()));
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((c) => c.addAll(requests))
+      .then(() => self.skipWaiting()),
+  );
 });
 
 self.addEventListener("activate", (event) => {
   event.waitUntil(
-    caches.keys()
-      .then((keys) => Promise.all(keys.filter((k) => k.startsWith("snowdrift-") && k !== CACHE).map((k) => caches.delete(k))))
+    caches
+      .keys()
+      .then((keys) =>
+        Promise.all(keys.filter((k) => k.startsWith("snowdrift-") && k !== CACHE).map((k) => caches.delete(k))),
+      )
       .then(() => self.clients.claim()),
   );
 });
@@ -33,5 +41,10 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== location.origin || !OWN.has(url.pathname)) return;
   const key = url.pathname === PAGE || url.pathname === `${PAGE}index.html` ? "./" : request;
-  event.respondWith(caches.open(CACHE).then((c) => c.match(key, { ignoreSearch: true })).then((hit) => hit ?? fetch(request)));
+  event.respondWith(
+    caches
+      .open(CACHE)
+      .then((c) => c.match(key, { ignoreSearch: true }))
+      .then((hit) => hit ?? fetch(request)),
+  );
 });

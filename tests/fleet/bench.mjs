@@ -68,11 +68,15 @@ try {
       const keys = ["meta", "ends", "token", "holder"].map((k) => `{${key}}:${k}`);
       // The heartbeat's call (EVALSHA of renew.lua, loaded by the acquires above) with
       // the lease's own token, read from Redis: a real renewal of the live lease.
-      const token = await (kind === "redis" ? client.hGet(keys[2], String(lease.node)) : client.hget(keys[2], String(lease.node)));
+      const token = await (kind === "redis"
+        ? client.hGet(keys[2], String(lease.node))
+        : client.hget(keys[2], String(lease.node)));
       const args = [key, String(lease.node), token, "3000"];
-      const renew = await perCall(() => (kind === "redis"
-        ? client.evalSha(renewSha, { keys, arguments: args })
-        : client.evalsha(renewSha, keys.length, ...keys, ...args)));
+      const renew = await perCall(() =>
+        kind === "redis"
+          ? client.evalSha(renewSha, { keys, arguments: args })
+          : client.evalsha(renewSha, keys.length, ...keys, ...args),
+      );
       const [bound, unbound] = nextInTurns([lease.generator(), new Snowdrift({ layout: "twitter", node: lease.node })]);
       await lease.release();
       rows.push({ kind, acquire, renew, bound, unbound });
@@ -86,8 +90,12 @@ try {
 
 const us = (ns) => `${(ns / 1000).toFixed(1)} µs`;
 console.log(`\nnode id leases, Node ${process.version}, redis-server on 127.0.0.1 (medians)\n`);
-console.log("| client | acquire + release | renewal (script call) | `next()`, lease-bound | `next()`, unbound | bound ÷ unbound |");
+console.log(
+  "| client | acquire + release | renewal (script call) | `next()`, lease-bound | `next()`, unbound | bound ÷ unbound |",
+);
 console.log("|---|---|---|---|---|---|");
 for (const r of rows) {
-  console.log(`| ${r.kind} | ${us(r.acquire)} | ${us(r.renew)} | ${r.bound.toFixed(1)} ns | ${r.unbound.toFixed(1)} ns | ${(r.bound / r.unbound).toFixed(2)}× |`);
+  console.log(
+    `| ${r.kind} | ${us(r.acquire)} | ${us(r.renew)} | ${r.bound.toFixed(1)} ns | ${r.unbound.toFixed(1)} ns | ${(r.bound / r.unbound).toFixed(2)}× |`,
+  );
 }

@@ -54,9 +54,23 @@ const TTL_MS = 1000;
 const SKEW_MS = 200;
 
 function command(kind, out, runFor) {
-  const common = ["--redis", `127.0.0.1:${redis.port}`, "--space", space, "--node-bits", String(nodeBits),
-    "--ttl-ms", String(TTL_MS), "--skew-ms", String(SKEW_MS), "--seconds", String(runFor), "--out", out,
-    "--clock-steps"];
+  const common = [
+    "--redis",
+    `127.0.0.1:${redis.port}`,
+    "--space",
+    space,
+    "--node-bits",
+    String(nodeBits),
+    "--ttl-ms",
+    String(TTL_MS),
+    "--skew-ms",
+    String(SKEW_MS),
+    "--seconds",
+    String(runFor),
+    "--out",
+    out,
+    "--clock-steps",
+  ];
   if (kind === "rust") return [join(root, "target/release/examples/fleet_worker"), common];
   if (kind === "node") return [process.execPath, [join(here, "worker.mjs"), ...common, "--client", "redis"]];
   if (kind === "node-ioredis") return [process.execPath, [join(here, "worker.mjs"), ...common, "--client", "ioredis"]];
@@ -138,10 +152,15 @@ for (const file of readdirSync(dir)) {
 }
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`chaos: ${kinds.length} workers (${opts.workers}), ${seconds} s, ${launched} processes started, ` +
-  `${killed} killed with SIGKILL, redis-server restarted: ${redisRestarted}, seed ${opts.seed}`);
-console.log(`chaos: ${total} IDs (${Object.entries(perKind).map(([k, n]) => `${k} ${n}`).join(", ")}), ` +
-  `${nodes.size} node ids used, ${duplicates.length} duplicates`);
+console.log(
+  `chaos: ${kinds.length} workers (${opts.workers}), ${seconds} s, ${launched} processes started, ` +
+    `${killed} killed with SIGKILL, redis-server restarted: ${redisRestarted}, seed ${opts.seed}`,
+);
+console.log(
+  `chaos: ${total} IDs (${Object.entries(perKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ")}), ` + `${nodes.size} node ids used, ${duplicates.length} duplicates`,
+);
 if (duplicates.length) failures.push(`duplicate IDs: ${duplicates.slice(0, 10).join("; ")}`);
 if (total < 10_000) failures.push(`only ${total} IDs were issued: the run proves nothing`);
 for (const kind of new Set(kinds)) {

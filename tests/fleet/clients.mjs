@@ -13,7 +13,13 @@ export async function connect(kind, port) {
     await client.connect();
     return { client, close: () => client.destroy() };
   }
-  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: 2 });
+  const client = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: 2,
+  });
   client.on("error", () => {});
   await client.connect();
   return { client, close: () => client.disconnect() };

@@ -17,7 +17,13 @@ import { assertDisjoint, issueFor, leaseWhenFree, until, withClient } from "./ho
 import { connect } from "./clients.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const layout = (nodeBits, extra = {}) => ({ timeBits: 41, nodeBits, sequenceBits: 12, epochMs: 1704067200000, ...extra });
+const layout = (nodeBits, extra = {}) => ({
+  timeBits: 41,
+  nodeBits,
+  sequenceBits: 12,
+  epochMs: 1704067200000,
+  ...extra,
+});
 let spaces = 0;
 const space = (what) => `test:${what}:${process.pid}:${++spaces}`;
 
@@ -37,7 +43,10 @@ test("64 connections racing acquires on a 5-bit space: 32 distinct ids, 32 refus
     const results = await Promise.allSettled(conns.map(({ client }) => leaseNode(client, opts)));
     const leases = results.filter((r) => r.status === "fulfilled").map((r) => r.value);
     const refused = results.filter((r) => r.status === "rejected");
-    assert.deepEqual(leases.map((l) => l.node).sort((a, b) => a - b), Array.from({ length: 32 }, (_, i) => i));
+    assert.deepEqual(
+      leases.map((l) => l.node).sort((a, b) => a - b),
+      Array.from({ length: 32 }, (_, i) => i),
+    );
     assert.equal(refused.length, 32);
     for (const r of refused) assert.equal(r.reason.message, `all 32 node ids of '${key}' are leased`);
     await Promise.all(leases.map((l) => l.release()));
@@ -51,19 +60,41 @@ test("a holder stopped (SIGSTOP) past its TTL and resumed while the next holder 
   const out = join(dir, "ids.txt");
   const key = space("sigstop");
   const opts = { key, layout: layout(0), ttlMs: 600, skewMs: 100 };
-  const worker = spawn(process.execPath, [join(here, "worker.mjs"), "--redis", `127.0.0.1:${server.port}`,
-    "--space", key, "--node-bits", "0", "--ttl-ms", "600", "--skew-ms", "100", "--seconds", "5", "--out", out],
-  { stdio: ["ignore", "ignore", "pipe"] });
+  const worker = spawn(
+    process.execPath,
+    [
+      join(here, "worker.mjs"),
+      "--redis",
+      `127.0.0.1:${server.port}`,
+      "--space",
+      key,
+      "--node-bits",
+      "0",
+      "--ttl-ms",
+      "600",
+      "--skew-ms",
+      "100",
+      "--seconds",
+      "5",
+      "--out",
+      out,
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   const exited = new Promise((resolve) => worker.once("exit", resolve));
   const { client, close } = await connect("redis", server.port);
   try {
-    await until("the worker issues", () => {
-      try {
-        return readFileSync(out, "utf8").length > 0;
-      } catch {
-        return false;
-      }
-    }, 5000);
+    await until(
+      "the worker issues",
+      () => {
+        try {
+          return readFileSync(out, "utf8").length > 0;
+        } catch {
+          return false;
+        }
+      },
+      5000,
+    );
     worker.kill("SIGSTOP");
     await sleep(100);
     const next = await leaseWhenFree(client, opts, 3000);
@@ -94,7 +125,10 @@ test("Redis paused (CLIENT PAUSE) past the lapse: the holder stops, the next hol
     const during = await issueFor(genA, 900);
     assert.equal(a.state, "lapsed", "no renewal for ttl - skew: the holder stopped");
     const b = await leaseWhenFree(other.client, opts, 3000);
-    assert.ok(b.notBefore >= a.until - 1, `the next holder starts after the old fence (${b.notBefore} >= ${a.until} - 1)`);
+    assert.ok(
+      b.notBefore >= a.until - 1,
+      `the next holder starts after the old fence (${b.notBefore} >= ${a.until} - 1)`,
+    );
     const after = await issueFor(b.generator(), 300);
     assert.ok(after.length > 1000);
     assertDisjoint([[...before, ...during], after], "before and after the pause");
@@ -124,7 +158,7 @@ test("renewal replies lost on the way back: the holder lapses by its own count, 
     drop = true;
     const idsA = await issueFor(genA, 700);
     assert.equal(a.state, "lapsed");
-    const fence = Number((await server.cli("ZSCORE", `{${key}}:ends`, "0")));
+    const fence = Number(await server.cli("ZSCORE", `{${key}}:ends`, "0"));
     assert.ok(fence > a.until, "Redis moved the fence the holder never heard of");
     const b = await leaseWhenFree(client, opts, 3000);
     assert.ok(b.notBefore >= fence - 1);
@@ -136,7 +170,13 @@ test("renewal replies lost on the way back: the holder lapses by its own count, 
 
 test("SCRIPT FLUSH under a holder: its renewals load the script again and it stays live", async () => {
   await withClient("redis", server.port, async (client) => {
-    const a = await leaseNode(client, { key: space("flush"), layout: layout(3), ttlMs: 600, skewMs: 100, renewEveryMs: 150 });
+    const a = await leaseNode(client, {
+      key: space("flush"),
+      layout: layout(3),
+      ttlMs: 600,
+      skewMs: 100,
+      renewEveryMs: 150,
+    });
     const gen = a.generator();
     await server.cli("SCRIPT", "FLUSH");
     const until0 = a.until;
@@ -157,9 +197,12 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     await a.release();
     const b = await leaseWhenFree(client, opts, 2000);
     const idsB = await issueFor(b.generator({ onClockBackwards: "borrow" }), 200);
-    const tick = (id) => decode(id, l).timestampMs;
+    const tick = (id) => decode(id, l).timeMs;
     const lastA = idsA.reduce((m, id) => (id > m ? id : m), 0n);
-    assert.ok(idsB.every((id) => tick(id) > tick(lastA)), "the next holder's ticks all come after the last one released");
+    assert.ok(
+      idsB.every((id) => tick(id) > tick(lastA)),
+      "the next holder's ticks all come after the last one released",
+    );
     // Not released: the next holder waits for the fence, and starts in a later tick.
     await b.release();
     const gone = await connect("redis", server.port);
@@ -170,7 +213,10 @@ test("10 ms ticks: a release and a reclaim hand the id on without a shared tick"
     const d = await leaseWhenFree(client, opts, 3000);
     const idsD = await issueFor(d.generator({ onClockBackwards: "borrow" }), 200);
     const lastC = idsC.reduce((m, id) => (id > m ? id : m), 0n);
-    assert.ok(idsD.every((id) => tick(id) > tick(lastC)), "after a reclaim too");
+    assert.ok(
+      idsD.every((id) => tick(id) > tick(lastC)),
+      "after a reclaim too",
+    );
     assertDisjoint([idsA, idsB, idsC, idsD], "four holders of one id");
     await d.release();
   });

@@ -34,10 +34,16 @@ export async function until(what, f, ms) {
 }
 
 /** A lease of `opts` as soon as one of its ids is free (at most `ms`). */
-export const leaseWhenFree = (client, opts, ms) => until(`a free id of '${opts.key}'`, () => leaseNode(client, opts).catch((e) => {
-  if (/are leased/.test(e.message)) return undefined;
-  throw e;
-}), ms);
+export const leaseWhenFree = (client, opts, ms) =>
+  until(
+    `a free id of '${opts.key}'`,
+    () =>
+      leaseNode(client, opts).catch((e) => {
+        if (/are leased/.test(e.message)) return undefined;
+        throw e;
+      }),
+    ms,
+  );
 
 /** Takes IDs from `gen` every 2 ms for `ms` (a refused call, e.g. past the fence, is
  * skipped); returns them. */

@@ -17,7 +17,7 @@ const BIN = join(here, "../../wasm/pkg/bin/snowdrift.cjs");
 const layout = (nodeBits) => ({ timeBits: 41, nodeBits, sequenceBits: 12, epochMs: 1704067200000 });
 let spaces = 0;
 const space = (what) => `test:${what}:${process.pid}:${++spaces}`;
-const timeOf = (id, l) => decode(id, l).timestampMs;
+const timeOf = (id, l) => decode(id, l).timeMs;
 
 let server;
 before(async () => {
@@ -40,17 +40,20 @@ async function warm(opts) {
 /** Runs a node child process; resolves with its exit code, signal and output. */
 function child(args, { onLine, timeoutMs = 15000 } = {}) {
   const c = spawn(process.execPath, args, { cwd: here, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "", err = "";
+  let out = "",
+    err = "";
   c.stdout.on("data", (d) => {
     out += d;
     if (onLine) for (const line of String(d).split("\n").filter(Boolean)) onLine(line, c);
   });
   c.stderr.on("data", (d) => (err += d));
   const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
-  return new Promise((resolve) => c.on("exit", (code, signal) => {
-    clearTimeout(t);
-    resolve({ code, signal, out, err });
-  }));
+  return new Promise((resolve) =>
+    c.on("exit", (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal, out, err });
+    }),
+  );
 }
 
 for (const kind of KINDS) {
@@ -59,8 +62,14 @@ for (const kind of KINDS) {
       const key = space("full");
       const opts = { key, layout: layout(5), ttlMs: 1000, skewMs: 100 };
       const leases = await Promise.all(Array.from({ length: 32 }, () => leaseNode(client, opts)));
-      assert.deepEqual(leases.map((l) => l.node).sort((a, b) => a - b), Array.from({ length: 32 }, (_, i) => i));
-      await assert.rejects(leaseNode(client, opts), { name: "RangeError", message: `all 32 node ids of '${key}' are leased` });
+      assert.deepEqual(
+        leases.map((l) => l.node).sort((a, b) => a - b),
+        Array.from({ length: 32 }, (_, i) => i),
+      );
+      await assert.rejects(leaseNode(client, opts), {
+        name: "RangeError",
+        message: `all 32 node ids of '${key}' are leased`,
+      });
       // Each generator issues IDs of its own node.
       for (const l of leases.slice(0, 3)) assert.equal(decode(l.generator().next(), layout(5)).node, l.node);
       await Promise.all(leases.map((l) => l.release()));
@@ -89,7 +98,10 @@ for (const kind of KINDS) {
       for (const { node, fence } of fences) {
         const lease = await leaseNode(client, opts);
         assert.equal(lease.node, node, "the id whose lease ended longest ago comes first");
-        assert.ok(lease.notBefore >= fence - 1, `notBefore ${lease.notBefore} is at or after the old fence ${fence} - 1`);
+        assert.ok(
+          lease.notBefore >= fence - 1,
+          `notBefore ${lease.notBefore} is at or after the old fence ${fence} - 1`,
+        );
         const first = lease.generator().next();
         assert.ok(timeOf(first, l) > lease.notBefore, `first ID at ${timeOf(first, l)} after ${lease.notBefore}`);
       }
@@ -136,19 +148,25 @@ for (const kind of KINDS) {
       // The last successful renewal was sent before the stop: by ttl - skew after it
       // (plus up to 400 ms for timers on a busy machine: still before the lease's end)
       // the generator refuses.
-      await until("the generator stops", () => {
-        try {
-          gen.next();
-          return false;
-        } catch (e) {
-          assert.match(e.message, /is not before the fence at/);
-          return true;
-        }
-      }, 1500 + 400);
+      await until(
+        "the generator stops",
+        () => {
+          try {
+            gen.next();
+            return false;
+          } catch (e) {
+            assert.match(e.message, /is not before the fence at/);
+            return true;
+          }
+        },
+        1500 + 400,
+      );
       assert.ok(performance.now() - stopped <= 1500 + 400);
       assert.equal(lease.state, "lapsed");
-      assert.equal(lease.error.message,
-        `lease of node ${lease.node} of '${opts.key}' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)`);
+      assert.equal(
+        lease.error.message,
+        `lease of node ${lease.node} of '${opts.key}' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)`,
+      );
       assert.ok(lease.signal.aborted);
       assert.equal(lease.signal.reason, lease.error);
       await sleep(100);
@@ -222,8 +240,16 @@ test("option errors name the value and the allowed range, before any call to Red
     [{ key: "ids:{a}" }, RangeError, "key \"ids:{a}\" must not contain '{' or '}' (the keys' hash tag)"],
     [{ key: "k", ttlMs: 50 }, RangeError, "ttlMs 50 is outside the allowed range 100..=86400000"],
     [{ key: "k", ttlMs: 1000, skewMs: 500 }, RangeError, "skewMs 500 is outside the allowed range 0..=499"],
-    [{ key: "k", ttlMs: 1000 }, RangeError, "skewMs 1000 (the default) is outside the allowed range 0..=499 (below ttlMs / 2): give skewMs"],
-    [{ key: "k", ttlMs: 1000, skewMs: 100, renewEveryMs: 900 }, RangeError, "renewEveryMs 900 is outside the allowed range 1..=899"],
+    [
+      { key: "k", ttlMs: 1000 },
+      RangeError,
+      "skewMs 1000 (the default) is outside the allowed range 0..=499 (below ttlMs / 2): give skewMs",
+    ],
+    [
+      { key: "k", ttlMs: 1000, skewMs: 100, renewEveryMs: 900 },
+      RangeError,
+      "renewEveryMs 900 is outside the allowed range 1..=899",
+    ],
     [{ key: "k", ttlMs: 1.5 }, RangeError, "ttlMs 1.5 is not an integer (allowed 100..=86400000)"],
     [{ key: "k", layout: "nope" }, RangeError, /unknown layout "nope"/],
     [{ key: "k", holder: 3 }, TypeError, "holder must be a string, got number 3"],
@@ -250,7 +276,10 @@ for (const kind of KINDS) {
         name: "RangeError",
         message: `space '${key}' leases 32 node ids of layout "time 41 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence" for 1000 ms (skew 100 ms); this client asked for 16 node ids of layout "time 41 bits of 1 ms from 1704067200000, node 4 bits, sequence 12 bits, node above sequence" for 2000 ms (skew 100 ms)`,
       });
-      assert.throws(() => lease.generator({ node: 1 }), { name: "RangeError", message: `option "node" is the lease's to set` });
+      assert.throws(() => lease.generator({ node: 1 }), {
+        name: "RangeError",
+        message: `option "node" is the lease's to set`,
+      });
       lease.generator();
       assert.throws(() => lease.generator(), {
         message: `lease of node ${lease.node} of '${key}' already has its generator (one per lease: a second would repeat IDs)`,
@@ -304,7 +333,6 @@ test("a process that leases and does not release still exits on its own, releasi
     lease.generator().next();
     client.unref();
     console.log(lease.node);`;
-  const t0 = performance.now();
   const r = await child(["--input-type=module", "-e", script]);
   assert.equal(r.code, 0, r.err);
   // Released at exit: its holder is gone, and the id is leased again at once.
@@ -356,8 +384,13 @@ test("snowdrift lease lists a space's leases, as text and JSON", async () => {
     const o = JSON.parse(json.out);
     assert.equal(o.capacity, 8);
     const byNode = (x, y) => x[0] - y[0];
-    assert.deepEqual(o.leases.map((x) => [x.node, x.state, x.holder]).sort(byNode),
-      [[a.node, "live", "test holder"], [b.node, "released", null]].sort(byNode));
+    assert.deepEqual(
+      o.leases.map((x) => [x.node, x.state, x.holder]).sort(byNode),
+      [
+        [a.node, "live", "test holder"],
+        [b.node, "released", null],
+      ].sort(byNode),
+    );
     await a.release();
   });
   const empty = await child([BIN, "lease", space("none"), "--redis", server.url]);

@@ -103,15 +103,24 @@ export async function startCluster() {
   try {
     for (let i = 0; i < 3; i++) {
       const port = await freePort({ bus: true });
-      nodes.push(await startServer({
-        port, dir,
-        extra: ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`],
-      }));
+      nodes.push(
+        await startServer({
+          port,
+          dir,
+          extra: ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`],
+        }),
+      );
     }
     const addrs = nodes.map((n) => `127.0.0.1:${n.port}`);
-    await run("redis-cli", ["--cluster", "create", ...addrs, "--cluster-replicas", "0", "--cluster-yes"], { timeout: 20000 });
+    await run("redis-cli", ["--cluster", "create", ...addrs, "--cluster-replicas", "0", "--cluster-yes"], {
+      timeout: 20000,
+    });
     for (const n of nodes) {
-      await waitFor(`cluster node ${n.port}`, async () => (await cli(n.port, "CLUSTER", "INFO")).includes("cluster_state:ok"), 10000);
+      await waitFor(
+        `cluster node ${n.port}`,
+        async () => (await cli(n.port, "CLUSTER", "INFO")).includes("cluster_state:ok"),
+        10000,
+      );
     }
   } catch (e) {
     await Promise.all(nodes.map((n) => n.stop()));

@@ -76,10 +76,22 @@ for (const kind of KINDS) {
       const lease = await leaseNode(client, { key, layout: layout(5), ttlMs: 1000, skewMs: 100 });
       const mine = "time 41 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence";
       const others = [
-        [layout(5, 1288834974657), "time 41 bits of 1 ms from 1288834974657, node 5 bits, sequence 12 bits, node above sequence"],
-        [{ ...layout(5), unitMs: 10 }, "time 41 bits of 10 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence"],
-        [{ ...layout(5), order: "sequence-node" }, "time 41 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, sequence above node"],
-        [{ ...layout(5), timeBits: 40 }, "time 40 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence"],
+        [
+          layout(5, 1288834974657),
+          "time 41 bits of 1 ms from 1288834974657, node 5 bits, sequence 12 bits, node above sequence",
+        ],
+        [
+          { ...layout(5), unitMs: 10 },
+          "time 41 bits of 10 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence",
+        ],
+        [
+          { ...layout(5), order: "sequence-node" },
+          "time 41 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, sequence above node",
+        ],
+        [
+          { ...layout(5), timeBits: 40 },
+          "time 40 bits of 1 ms from 1704067200000, node 5 bits, sequence 12 bits, node above sequence",
+        ],
       ];
       for (const [other, text] of others) {
         await assert.rejects(leaseNode(client, { key, layout: other, ttlMs: 1000, skewMs: 100 }), {
@@ -146,23 +158,26 @@ test("a space key removed on its own (as allkeys-lru eviction does with the meta
 test("a restart from an older RDB snapshot: holders whose newest renewals it lacks are stopped, and the ids go to no one else meanwhile", async () => {
   const dir = mkdtempSync(join(tmpdir(), "snowdrift-rdb-"));
   try {
-    await withServer(async (server, client) => {
-      const key = space("snapshot");
-      const opts = { key, layout: layout(1), ...OPTS };
-      const held = [await leaseNode(client, opts), await leaseNode(client, opts)];
-      const gens = held.map((l) => l.generator({ onClockBackwards: "borrow" }));
-      const genB = later();
-      const lists = await issueWhile([...gens, genB], async () => {
-        await server.cli("SAVE");
-        await sleep(OPTS.ttlMs + 200); // renewals go on; the snapshot's fences pass
-        await server.restart(); // loads the snapshot
-        const b = await leaseNode(client, opts);
-        genB.set(b.generator({ onClockBackwards: "borrow" }));
-        await sleep(OPTS.ttlMs + OPTS.skewMs + 300);
-      });
-      assert.ok(lists[2].length > 1000, `${lists[2].length} IDs from the new holder`);
-      assertDisjoint(lists, "holders before and after the restore");
-    }, { dir, extra: ["--dbfilename", "snap.rdb"] });
+    await withServer(
+      async (server, client) => {
+        const key = space("snapshot");
+        const opts = { key, layout: layout(1), ...OPTS };
+        const held = [await leaseNode(client, opts), await leaseNode(client, opts)];
+        const gens = held.map((l) => l.generator({ onClockBackwards: "borrow" }));
+        const genB = later();
+        const lists = await issueWhile([...gens, genB], async () => {
+          await server.cli("SAVE");
+          await sleep(OPTS.ttlMs + 200); // renewals go on; the snapshot's fences pass
+          await server.restart(); // loads the snapshot
+          const b = await leaseNode(client, opts);
+          genB.set(b.generator({ onClockBackwards: "borrow" }));
+          await sleep(OPTS.ttlMs + OPTS.skewMs + 300);
+        });
+        assert.ok(lists[2].length > 1000, `${lists[2].length} IDs from the new holder`);
+        assertDisjoint(lists, "holders before and after the restore");
+      },
+      { dir, extra: ["--dbfilename", "snap.rdb"] },
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -174,7 +189,8 @@ test("a failover to a replica that had not caught up: the ids its copy shows as 
   const m = await connect("redis", master.port);
   const r = await connect("redis", replica.port);
   try {
-    for (let i = 0; i < 100 && !(await replica.cli("INFO", "replication")).includes("master_link_status:up"); i++) await sleep(50);
+    for (let i = 0; i < 100 && !(await replica.cli("INFO", "replication")).includes("master_link_status:up"); i++)
+      await sleep(50);
     const key = space("failover");
     const opts = { key, layout: layout(1), ...OPTS };
     const held = [await leaseNode(m.client, opts), await leaseNode(m.client, opts)];

@@ -62,7 +62,16 @@ process.on("SIGTERM", () => {
 });
 const done = () => stopping || performance.now() >= deadline;
 
-const stats = { ids: 0, leases: 0, nodes: new Set(), lapsed: 0, lost: 0, clockErrors: 0, fenceWaits: 0, acquireRetries: 0 };
+const stats = {
+  ids: 0,
+  leases: 0,
+  nodes: new Set(),
+  lapsed: 0,
+  lost: 0,
+  clockErrors: 0,
+  fenceWaits: 0,
+  acquireRetries: 0,
+};
 const fd = openSync(o.out, "a");
 const { client, close } = o.cluster
   ? await connectCluster(o.client, [{ host, port: Number(port) }])
@@ -100,7 +109,7 @@ while (!done()) {
       error = e;
     }
     if (ids.length > 0) {
-      writeSync(fd, ids.join("\n") + "\n");
+      writeSync(fd, `${ids.join("\n")}\n`);
       stats.ids += ids.length;
     }
     if (error !== undefined && lease.state === "live") {
@@ -120,7 +129,9 @@ while (!done()) {
 
 closeSync(fd);
 close();
-console.error(`worker ${process.pid} (${o.client}${o.cluster ? " cluster" : ""}): ${stats.ids} ids in ${stats.leases} leases`
-  + ` of nodes ${[...stats.nodes].sort((a, b) => a - b).join(",")}; ${stats.lapsed} lapsed, ${stats.lost} lost,`
-  + ` ${stats.clockErrors} clock errors, ${stats.fenceWaits} fence waits, ${stats.acquireRetries} acquire retries`);
+console.error(
+  `worker ${process.pid} (${o.client}${o.cluster ? " cluster" : ""}): ${stats.ids} ids in ${stats.leases} leases` +
+    ` of nodes ${[...stats.nodes].sort((a, b) => a - b).join(",")}; ${stats.lapsed} lapsed, ${stats.lost} lost,` +
+    ` ${stats.clockErrors} clock errors, ${stats.fenceWaits} fence waits, ${stats.acquireRetries} acquire retries`,
+);
 process.exit(0);

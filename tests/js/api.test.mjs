@@ -5,9 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt,
-} from "snowdrift";
+import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo } from "snowdrift";
 
 const vectors = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url)));
 const T0 = 1_750_000_000_000; // a fixed clock reading for the generator tests
@@ -48,14 +46,14 @@ describe("shared vectors (tests/vectors)", () => {
       for (const layout of [v.layout, layouts[v.layout]]) {
         const p = decode(id, layout);
         const where = `${v.layout} ${v.id}`;
-        assert.equal(p.timestampMs, v.timeMs, where);
+        assert.equal(p.timeMs, v.timeMs, where);
         assert.equal(p.date.getTime(), v.timeMs, where);
         assert.equal(p.node, v.node, where);
         assert.equal(p.datacenter, v.datacenter ?? undefined, where);
         assert.equal(p.worker, v.worker ?? undefined, where);
         assert.equal(p.sequence, v.sequence, where);
         assert.equal(compose(p, layout), id, where);
-        assert.equal(decode(v.id, layout).timestampMs, v.timeMs, `${where} as a string`);
+        assert.equal(decode(v.id, layout).timeMs, v.timeMs, `${where} as a string`);
         assert.ok(minIdAt(v.timeMs, layout) <= id && id <= maxIdAt(v.timeMs, layout), where);
       }
       assert.equal(id.toString(), v.text.decimal);
@@ -105,6 +103,60 @@ describe("shared vectors (tests/vectors)", () => {
   });
 });
 
+describe("layoutInfo", () => {
+  const { layouts, ids } = vectors("ids.json");
+
+  test("every preset's fields, order, tick and epoch are the vectors', by name and by spec", () => {
+    for (const [name, spec] of Object.entries(layouts)) {
+      for (const layout of [name, spec]) {
+        const info = layoutInfo(layout);
+        for (const key of [
+          "timeBits",
+          "datacenterBits",
+          "workerBits",
+          "nodeBits",
+          "sequenceBits",
+          "unitMs",
+          "epochMs",
+          "order",
+        ]) {
+          assert.equal(info[key], spec[key], `${name} ${key}`);
+        }
+        assert.equal(info.totalBits, spec.timeBits + spec.nodeBits + spec.sequenceBits, name);
+        assert.equal(info.split, spec.datacenterBits > 0, name);
+        assert.equal(info.maxNode, 2 ** spec.nodeBits - 1, name);
+        assert.equal(info.maxSequence, 2 ** spec.sequenceBits - 1, name);
+        assert.equal(info.fitsI64, info.totalBits <= 63, name);
+        assert.equal(info.exhaustsAtMs, info.lastTickMs + info.unitMs, name);
+        assert.equal(info.lastTickMs, spec.epochMs + (2 ** spec.timeBits - 1) * spec.unitMs, name);
+      }
+    }
+    assert.deepEqual(layoutInfo(), layoutInfo("default"));
+    // The core's own figures (Layout::exhausts_at's doc): 2093-09-06T15:47:35.552Z.
+    assert.equal(layoutInfo("default").exhaustsAtMs, 3_903_090_455_552);
+    assert.equal(layoutInfo("sonyflake").exhaustsAtMs, 6_907_087_738_880);
+  });
+
+  test("agrees with what decode reads from IDs: the node range, the split and the last tick", () => {
+    for (const v of ids) {
+      const info = layoutInfo(v.layout);
+      const p = decode(v.id, v.layout);
+      assert.ok(p.node <= info.maxNode && p.sequence <= info.maxSequence, `${v.layout} ${v.id}`);
+      assert.equal(p.datacenter !== undefined, info.split, `${v.layout} ${v.id}`);
+      assert.ok(p.timeMs >= info.epochMs && p.timeMs <= info.lastTickMs, `${v.layout} ${v.id}`);
+    }
+    const discord = layoutInfo("discord");
+    assert.equal(decode(maxIdAt(discord.lastTickMs, "discord"), "discord").timeMs, discord.lastTickMs);
+    assert.throws(() => minIdAt(discord.exhaustsAtMs, "discord"), RangeError);
+  });
+
+  test("bad layouts: the same errors as everywhere else", () => {
+    throwsWith(() => layoutInfo("nope"), RangeError, '"nope"');
+    throwsWith(() => layoutInfo({ timeBits: 43, nodeBits: 10, sequenceBits: 12, epochMs: 0 }), RangeError, "65 bits");
+    throwsWith(() => layoutInfo(5), TypeError, "layout");
+  });
+});
+
 describe("Snowdrift", () => {
   test("next, nextString, nextBatch and tryNext hand out strictly increasing bigints", () => {
     const gen = new Snowdrift({ node: 9 });
@@ -127,7 +179,7 @@ describe("Snowdrift", () => {
   test("split layouts take datacenter + worker, and decode gives them back", () => {
     const gen = new Snowdrift({ layout: "twitter", datacenter: 1, worker: 2, clock: () => T0 });
     const p = gen.decode(gen.next());
-    assert.deepEqual([p.node, p.datacenter, p.worker, p.sequence, p.timestampMs], [34, 1, 2, 0, T0]);
+    assert.deepEqual([p.node, p.datacenter, p.worker, p.sequence, p.timeMs], [34, 1, 2, 0, T0]);
     assert.equal(new Snowdrift({ layout: "twitter", node: 34 }).node, 34);
     // A decoded Parts object (node + datacenter + worker) composes back.
     const id = gen.next();
@@ -135,18 +187,25 @@ describe("Snowdrift", () => {
   });
 
   test("a custom layout object works like the preset it describes", () => {
-    const spec = { timeBits: 39, sequenceBits: 8, nodeBits: 16, unitMs: 10, epochMs: 1409529600000, order: "sequence-node" };
+    const spec = {
+      timeBits: 39,
+      sequenceBits: 8,
+      nodeBits: 16,
+      unitMs: 10,
+      epochMs: 1409529600000,
+      order: "sequence-node",
+    };
     const a = new Snowdrift({ layout: spec, node: 3, clock: () => T0 });
     const b = new Snowdrift({ layout: "sonyflake", node: 3, clock: () => T0 });
     for (let i = 0; i < 300; i++) assert.equal(a.next(), b.next());
   });
 
-  test("notBefore: never an ID at or below it, as a bigint or a decimal string", () => {
+  test("resumeAfter: never an ID at or below it, as a bigint or a decimal string", () => {
     const clock = manualClock(T0);
     const first = new Snowdrift({ node: 4, clock }).next();
     clock.now = T0 - 500; // the clock went back across a restart
-    for (const notBefore of [first, first.toString()]) {
-      const gen = new Snowdrift({ node: 4, clock, notBefore });
+    for (const resumeAfter of [first, first.toString()]) {
+      const gen = new Snowdrift({ node: 4, clock, resumeAfter });
       assert.ok(gen.next() > first);
     }
   });
@@ -156,11 +215,11 @@ describe("Snowdrift", () => {
     const gen = new Snowdrift();
     const p = gen.decode(gen.next());
     assert.equal(p.node, 0);
-    assert.ok(p.timestampMs >= before && p.timestampMs <= Date.now() + 1000);
+    assert.ok(p.timeMs >= before && p.timeMs <= Date.now() + 1000);
     // Borrow: a clock that stands still does not stop a burst past one tick's sequence.
     const frozen = new Snowdrift({ clock: () => T0 });
     const ids = frozen.nextBatch(5000);
-    assert.equal(frozen.decode(ids[4999]).timestampMs, T0 + 1);
+    assert.equal(frozen.decode(ids[4999]).timeMs, T0 + 1);
     assert.equal(typeof frozen.tryNext(), "bigint");
   });
 });
@@ -170,10 +229,16 @@ describe("a freed generator", () => {
     const gen = new Snowdrift({ node: 3, onClockBackwards: "borrow" });
     const last = gen.nextBatch(5000).at(-1);
     const through = gen.issuedThroughMs;
-    assert.ok(through >= decode(last).timestampMs);
+    assert.ok(through >= decode(last).timeMs);
     gen.free();
     const freed = { name: "Error", message: "this generator was freed (free() or a using block released its memory)" };
-    for (const call of [() => gen.next(), () => gen.nextString(), () => gen.nextBatch(3), () => gen.tryNext(), () => gen.decode(last)]) {
+    for (const call of [
+      () => gen.next(),
+      () => gen.nextString(),
+      () => gen.nextBatch(3),
+      () => gen.tryNext(),
+      () => gen.decode(last),
+    ]) {
       assert.throws(call, freed);
     }
     gen.setFenceMs(0); // a freed generator issues nothing: fencing it changes nothing
@@ -212,7 +277,7 @@ describe("clock policies, driven by a custom clock", () => {
     const b = gen.next();
     assert.ok(b > a);
     assert.ok(clock.reads - reads >= 6, "it read the clock until it caught up");
-    assert.ok(gen.decode(b).timestampMs >= T0);
+    assert.ok(gen.decode(b).timeMs >= T0);
   });
 
   test("wait: a step larger than maxWaitMs throws at once", () => {
@@ -227,13 +292,13 @@ describe("clock policies, driven by a custom clock", () => {
     const clock = manualClock(T0);
     const gen = new Snowdrift({ onClockBackwards: "wait", clock });
     const ids = gen.nextBatch(4096); // the whole 12-bit sequence of tick T0
-    assert.equal(gen.decode(ids[4095]).timestampMs, T0);
+    assert.equal(gen.decode(ids[4095]).timeMs, T0);
     const reads = clock.reads;
     assert.equal(gen.tryNext(), undefined);
     assert.equal(clock.reads - reads, 1, "tryNext read the clock once and gave up");
     clock.step = 1;
     const next = gen.next();
-    assert.equal(gen.decode(next).timestampMs, T0 + 1);
+    assert.equal(gen.decode(next).timeMs, T0 + 1);
     assert.ok(next > ids[4095]);
   });
 
@@ -244,7 +309,7 @@ describe("clock policies, driven by a custom clock", () => {
     clock.now = T0 - 50;
     const b = gen.next();
     assert.ok(b > a);
-    assert.equal(gen.decode(b).timestampMs, T0); // stamped with the newest time used
+    assert.equal(gen.decode(b).timeMs, T0); // stamped with the newest time used
     clock.now = T0 - 500; // more than twice maxAheadMs: no wait would catch up
     throwsWith(() => gen.next(), Error, "ahead", "limit 100 ms");
     clock.now = T0 + 1;
@@ -264,11 +329,14 @@ describe("clock policies, driven by a custom clock", () => {
       assert.ok(id > last);
       last = id;
     }
-    const ahead = gen.decode(last).timestampMs - (T0 + Math.floor(reads / 1024));
+    const ahead = gen.decode(last).timeMs - (T0 + Math.floor(reads / 1024));
     assert.ok(ahead <= 20, `the newest ID is ${ahead} ms ahead of the clock`);
-    assert.ok(gen.decode(last).timestampMs >= T0 + 48, "200,000 IDs need 49 ms of ID time");
+    assert.ok(gen.decode(last).timeMs >= T0 + 48, "200,000 IDs need 49 ms of ID time");
     // tryNext at the bound: undefined (it would have to wait), never a throw.
-    const frozen = (() => { const at = T0; return () => at; })();
+    const frozen = (() => {
+      const at = T0;
+      return () => at;
+    })();
     const still = new Snowdrift({ maxAheadMs: 2, clock: frozen });
     still.nextBatch(4096 * 3); // ticks T0, T0 + 1 and T0 + 2
     assert.equal(still.tryNext(), undefined);
@@ -285,8 +353,15 @@ describe("clock policies, driven by a custom clock", () => {
     throwsWith(() => gen.next(), RangeError, "clock", "NaN");
     reading = -1;
     throwsWith(() => gen.next(), RangeError, "clock", "-1");
-    const throwing = new Snowdrift({ clock: () => { throw boom; } });
-    assert.throws(() => throwing.next(), (e) => e === boom);
+    const throwing = new Snowdrift({
+      clock: () => {
+        throw boom;
+      },
+    });
+    assert.throws(
+      () => throwing.next(),
+      (e) => e === boom,
+    );
     reading = T0;
     assert.equal(gen.next(), a + 1n);
   });
@@ -334,41 +409,47 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
     [{ node: 1.5 }, RangeError, "1.5", "not an integer"],
     [{ node: NaN }, RangeError, "NaN"],
     [{ node: Infinity }, RangeError, "Infinity"],
-    [{ node: "3" }, TypeError, "node", "number", "\"3\""],
+    [{ node: "3" }, TypeError, "node", "number", '"3"'],
     [{ node: 3n }, TypeError, "node", "3n"],
-    [{ layout: "nope" }, RangeError, "\"nope\"", "twitter"],
+    [{ layout: "nope" }, RangeError, '"nope"', "twitter"],
     [{ layout: 5 }, TypeError, "layout", "5"],
     [{ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }, RangeError, "65 bits", "max 64"],
-    [{ layout: { timeBits: 62, sequenceBits: 1, unitMs: 2, epochMs: 2 } }, RangeError,
-      "invalid layout: epoch 2 ms is outside 0..=1 ms (the epochs a 62-bit time field of 2 ms ticks allows)"],
-    [{ layout: { timeBits: 50, sequenceBits: 12, unitMs: 10000, epochMs: 0 } }, RangeError,
-      "invalid layout: the time field's 50 bits of 10000 ms ticks span 11258999068426230000 ms, so no epoch fits (max span 9223372036854775807 ms)"],
+    [
+      { layout: { timeBits: 62, sequenceBits: 1, unitMs: 2, epochMs: 2 } },
+      RangeError,
+      "invalid layout: epoch 2 ms is outside 0..=1 ms (the epochs a 62-bit time field of 2 ms ticks allows)",
+    ],
+    [
+      { layout: { timeBits: 50, sequenceBits: 12, unitMs: 10000, epochMs: 0 } },
+      RangeError,
+      "invalid layout: the time field's 50 bits of 10000 ms ticks span 11258999068426230000 ms, so no epoch fits (max span 9223372036854775807 ms)",
+    ],
     [{ layout: { timeBits: 41, nodeBits: 10, epochMs: 0 } }, TypeError, "sequenceBits"],
-    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, sequence: 1 } }, RangeError, "\"sequence\""],
-    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, order: "up" } }, RangeError, "\"up\""],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, sequence: 1 } }, RangeError, '"sequence"'],
+    [{ layout: { timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0, order: "up" } }, RangeError, '"up"'],
     [{ datacenter: 1 }, RangeError, "datacenter"],
     [{ layout: "twitter", datacenter: 32 }, RangeError, "32", "0..=31"],
     [{ layout: "twitter", worker: 40 }, RangeError, "40", "0..=31"],
     [{ layout: "twitter", node: 1, datacenter: 1, worker: 2 }, RangeError, "node 1", "34"],
-    [{ onClockBackwards: "retry" }, RangeError, "\"retry\"", "\"borrow\""],
+    [{ onClockBackwards: "retry" }, RangeError, '"retry"', '"borrow"'],
     [{ onClockBackwards: 1 }, TypeError, "onClockBackwards"],
     [{ onClockBackwards: "wait", maxWaitMs: -1 }, RangeError, "-1", "0..=4294967295"],
     [{ onClockBackwards: "wait", maxWaitMs: "5" }, TypeError, "maxWaitMs"],
-    [{ onClockBackwards: "borrow", maxWaitMs: 5 }, RangeError, "maxWaitMs", "\"wait\""],
-    [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", "\"borrow\""],
+    [{ onClockBackwards: "borrow", maxWaitMs: 5 }, RangeError, "maxWaitMs", '"wait"'],
+    [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", '"borrow"'],
     [{ clock: 5 }, TypeError, "clock", "5"],
     [{ clock: Date.now() }, TypeError, "clock"],
-    [{ notBefore: 5 }, TypeError, "notBefore", "bigint"],
-    [{ notBefore: -1n }, RangeError, "-1n", "18446744073709551615"],
-    [{ notBefore: 1n << 64n }, RangeError, "18446744073709551616n"],
-    [{ notBefore: "12x" }, RangeError, "\"12x\"", "position 2"],
-    [{ notBefore: 1n << 63n }, RangeError, "9223372036854775808", "63 bits"],
-    [{ nod: 3 }, RangeError, "\"nod\"", "node"],
+    [{ resumeAfter: 5 }, TypeError, "resumeAfter", "bigint"],
+    [{ resumeAfter: -1n }, RangeError, "-1n", "18446744073709551615"],
+    [{ resumeAfter: 1n << 64n }, RangeError, "18446744073709551616n"],
+    [{ resumeAfter: "12x" }, RangeError, '"12x"', "position 2"],
+    [{ resumeAfter: 1n << 63n }, RangeError, "9223372036854775808", "63 bits"],
+    [{ nod: 3 }, RangeError, '"nod"', "node"],
     ["node 3", TypeError, "object"],
     [[], TypeError, "object"],
   ];
   for (const [options, type, ...pieces] of ctor) {
-    test(`new Snowdrift(${JSON.stringify(options, (k, v) => (typeof v === "bigint" ? `${v}n` : typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}) throws ${type.name}`, () => {
+    test(`new Snowdrift(${JSON.stringify(options, (_key, v) => (typeof v === "bigint" ? `${v}n` : typeof v === "number" && !Number.isFinite(v) ? String(v) : v))}) throws ${type.name}`, () => {
       throwsWith(() => new Snowdrift(options), type, ...pieces);
     });
   }
@@ -381,12 +462,12 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
       [() => gen.nextBatch(1.5), RangeError, "1.5", "not an integer"],
       [() => gen.nextBatch(NaN), RangeError, "NaN"],
       [() => gen.nextBatch(2 ** 21), RangeError, "2097152"],
-      [() => gen.nextBatch("10"), TypeError, "n", "\"10\""],
+      [() => gen.nextBatch("10"), TypeError, "n", '"10"'],
       [() => gen.nextBatch(10n), TypeError, "n", "10n"],
       [() => gen.decode(-1n), RangeError, "-1n"],
       [() => gen.decode(1n << 64n), RangeError, "18446744073709551616n"],
       [() => gen.decode(1n << 63n), RangeError, "9223372036854775808", "63 bits"],
-      [() => gen.decode("1e3"), RangeError, "\"1e3\""],
+      [() => gen.decode("1e3"), RangeError, '"1e3"'],
       [() => gen.decode(""), RangeError, "empty"],
       [() => gen.decode(5), TypeError, "bigint", "5"],
       [() => gen.decode(null), TypeError, "null"],
@@ -404,13 +485,13 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
     const calls = [
       [() => decode(5), TypeError, "bigint"],
       [() => decode(-1n), RangeError, "-1n"],
-      [() => decode(1n, "nope"), RangeError, "\"nope\""],
+      [() => decode(1n, "nope"), RangeError, '"nope"'],
       [() => decode(1n, { timeBits: 70, sequenceBits: 1, epochMs: 0 }), RangeError, "70", "0..=64"],
-      [() => compose({ timestampMs: 0 }), RangeError, "time 0 ms", "outside"],
-      [() => compose({ timestampMs: now, node: 1024 }), RangeError, "1024", "0..=1023"],
-      [() => compose({ timestampMs: now, sequence: 4096 }), RangeError, "sequence 4096", "max 4095"],
-      [() => compose({ timestampMs: "now" }), TypeError, "timestampMs"],
-      [() => compose({ node: 1 }), TypeError, "timestampMs"],
+      [() => compose({ timeMs: 0 }), RangeError, "time 0 ms", "outside"],
+      [() => compose({ timeMs: now, node: 1024 }), RangeError, "1024", "0..=1023"],
+      [() => compose({ timeMs: now, sequence: 4096 }), RangeError, "sequence 4096", "max 4095"],
+      [() => compose({ timeMs: "now" }), TypeError, "timeMs"],
+      [() => compose({ node: 1 }), TypeError, "timeMs"],
       [() => compose(null), TypeError, "parts"],
       [() => toBase32(1), TypeError, "bigint"],
       [() => toBase32(-1n), RangeError, "-1n"],
@@ -435,28 +516,42 @@ describe("functions", () => {
     assert.ok(p.date instanceof Date);
     assert.equal(p.date.toISOString(), "2016-04-30T11:18:25.796Z");
     assert.notEqual(p.date, p.date, "a new Date on each read: changing one changes no other");
-    assert.deepEqual(Object.keys(p), ["timestampMs", "node", "datacenter", "worker", "sequence"]);
-    assert.equal(JSON.stringify(p), JSON.stringify({
-      timestampMs: 1462015105796, date: "2016-04-30T11:18:25.796Z", node: 32, datacenter: 1, worker: 0, sequence: 7,
-    }));
-    assert.equal(JSON.stringify(decode(1n << 22n)), `{"timestampMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`);
+    assert.deepEqual(Object.keys(p), ["timeMs", "node", "datacenter", "worker", "sequence"]);
+    assert.equal(
+      JSON.stringify(p),
+      JSON.stringify({
+        timeMs: 1462015105796,
+        date: "2016-04-30T11:18:25.796Z",
+        node: 32,
+        datacenter: 1,
+        worker: 0,
+        sequence: 7,
+      }),
+    );
+    assert.equal(
+      JSON.stringify(decode(1n << 22n)),
+      `{"timeMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`,
+    );
   });
 
   test("node and sequence fields wider than 31 bits decode exactly", () => {
     const wide = { timeBits: 10, nodeBits: 40, sequenceBits: 13, epochMs: 0 };
-    for (const parts of [{ timestampMs: 5, node: 2 ** 40 - 1, sequence: 8191 }, { timestampMs: 1023, node: 2 ** 31, sequence: 0 }]) {
+    for (const parts of [
+      { timeMs: 5, node: 2 ** 40 - 1, sequence: 8191 },
+      { timeMs: 1023, node: 2 ** 31, sequence: 0 },
+    ]) {
       const p = decode(compose(parts, wide), wide);
-      assert.deepEqual([p.timestampMs, p.node, p.sequence], [parts.timestampMs, parts.node, parts.sequence]);
+      assert.deepEqual([p.timeMs, p.node, p.sequence], [parts.timeMs, parts.node, parts.sequence]);
     }
     const seq = { timeBits: 20, datacenterBits: 2, workerBits: 2, sequenceBits: 32, epochMs: 0 };
-    const p = decode(compose({ timestampMs: 1, datacenter: 3, worker: 2, sequence: 2 ** 32 - 1 }, seq), seq);
+    const p = decode(compose({ timeMs: 1, datacenter: 3, worker: 2, sequence: 2 ** 32 - 1 }, seq), seq);
     assert.deepEqual([p.datacenter, p.worker, p.node, p.sequence], [3, 2, 14, 2 ** 32 - 1]);
   });
 
   test("minIdAt/maxIdAt bracket every ID of a millisecond; base32 sorts like the number", () => {
     const gen = new Snowdrift({ node: 1023, clock: () => T0 });
     const ids = gen.nextBatch(4096);
-    assert.equal(minIdAt(T0), compose({ timestampMs: T0, node: 0, sequence: 0 }));
+    assert.equal(minIdAt(T0), compose({ timeMs: T0, node: 0, sequence: 0 }));
     assert.ok(minIdAt(T0) <= ids[0] && ids[4095] <= maxIdAt(T0));
     assert.equal(maxIdAt(T0) + 1n, minIdAt(T0 + 1));
     const texts = Array.from(ids, toBase32);
@@ -482,18 +577,25 @@ describe("functions", () => {
 describe("the snowdrift command", () => {
   const pkg = fileURLToPath(new URL("./node_modules/snowdrift/", import.meta.url));
   const bin = JSON.parse(readFileSync(`${pkg}package.json`)).bin.snowdrift;
-  const cli = (...args) => spawnSync(process.execPath, [`${pkg}${bin}`, ...args], { encoding: "utf8", timeout: 60_000 });
+  const cli = (...args) =>
+    spawnSync(process.execPath, [`${pkg}${bin}`, ...args], { encoding: "utf8", timeout: 60_000 });
 
   test("decode prints the parts, as text or JSON", () => {
     const json = cli("decode", "175928847299117063", "--layout", "discord", "--json");
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), {
-      id: "175928847299117063", timestampMs: 1462015105796, date: "2016-04-30T11:18:25.796Z",
-      node: 32, datacenter: 1, worker: 0, sequence: 7, base32: "04W86BB0G4007",
+      id: "175928847299117063",
+      timeMs: 1462015105796,
+      date: "2016-04-30T11:18:25.796Z",
+      node: 32,
+      datacenter: 1,
+      worker: 0,
+      sequence: 7,
+      base32: "04W86BB0G4007",
     });
     const text = cli("decode", "04W86BB0G4007", "--layout", "discord");
     assert.equal(text.status, 0, text.stderr);
-    assert.match(text.stdout, /timestampMs\s+1462015105796/);
+    assert.match(text.stdout, /timeMs\s+1462015105796/);
     assert.match(text.stdout, /worker\s+0/);
   });
 
@@ -507,10 +609,25 @@ describe("the snowdrift command", () => {
     assert.deepEqual(parts("0x0271065ac1020007", "--layout", "discord"), want);
     assert.deepEqual(parts("0271065AC1020007", "--layout", "discord"), want);
     assert.deepEqual(parts("04W86-BB0G4-007", "--layout", "discord"), want);
-    // -5 is the 64 bits a signed BIGINT column shows as -5: too wide for a 63-bit layout.
+    // -5 is the 64 bits that a signed BIGINT column shows as -5 (a 64-bit layout's ID).
+    assert.equal(parts("-5", "--layout", "discord").id, String((1n << 64n) - 5n));
+    // Too wide for a 63-bit layout: the error names the 64 bits it read.
     const negative = cli("decode", "-5");
     assert.equal(negative.status, 2, negative.stdout);
     assert.match(negative.stderr, /id 18446744073709551611 does not fit the layout's 63 bits/);
+  });
+
+  test("layout prints what layoutInfo says, as text or JSON", () => {
+    const json = cli("layout", "discord", "--json");
+    assert.equal(json.status, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), {
+      ...layoutInfo("discord"),
+      exhaustsAt: new Date(layoutInfo("discord").exhaustsAtMs).toISOString(),
+    });
+    const text = cli("layout", "--layout", "sonyflake");
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /order\s+sequence-node/);
+    assert.match(text.stdout, /unitMs\s+10\n/);
   });
 
   test("generate prints increasing IDs of the node and layout asked for", () => {
@@ -528,16 +645,21 @@ describe("the snowdrift command", () => {
       assert.equal(r.status, 0, `${flag}: ${r.stderr}`);
       assert.match(r.stdout, /^usage:\n {2}snowdrift decode/, flag);
     }
-    const listed = cli("--help").stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1].split(", ");
+    // decode's line names every form parseId reads.
+    const help = cli("--help").stdout;
+    for (const form of ["decimal", "negative", "hex", "base32", "hyphens"]) assert.ok(help.includes(form), form);
+    const listed = cli("--help")
+      .stdout.match(/^layouts: (.*), or a JSON object$/m)?.[1]
+      .split(", ");
     assert.deepEqual(listed?.sort(), Object.keys(vectors("ids.json").layouts).sort());
   });
 
   test("bad input: exit status 2 and the reason, no stack trace", () => {
     for (const [args, reason] of [
-      [["decode", "12x"], "\"12x\" is not decimal, hex (0x…) or base32 (13 characters)"],
+      [["decode", "12x"], '"12x" is not decimal, hex (0x…) or base32 (13 characters)'],
       [["decode", "0x1234567890abcdef0"], "is not 1 to 16 hex digits"],
       [["decode", "-9223372036854775809"], "below the smallest signed 64-bit number"],
-      [["decode", "1", "--layout", "nope"], "\"nope\""],
+      [["decode", "1", "--layout", "nope"], '"nope"'],
       [["generate", "--node", "5000"], "5000"],
       [["frobnicate"], "unknown command"],
     ]) {

@@ -63,7 +63,9 @@ function inTurns(rows, base) {
   const warm = Date.now() + 100;
   while (Date.now() < warm) for (const [, fn, o] of rows) run(fn, o);
   const end = Date.now() + TIME_MS * rows.length;
-  while (Date.now() < end) rows.forEach(([, fn, o], i) => samples[i].push(run(fn, o)));
+  while (Date.now() < end) {
+    for (const [i, [, fn, o]] of rows.entries()) samples[i].push(run(fn, o));
+  }
   const perId = (ns, o) => ns / (o?.burst ?? BURST) / (o?.perCallIds ?? 1);
   const b = rows.findIndex(([name]) => name === base);
   return rows.map(([name, , o], i) => ({
@@ -121,40 +123,57 @@ const nodejsSnowflake = new NodejsSnowflake({ custom_epoch: EPOCH, instance_id: 
 const flake = new FlakeId({ epoch: EPOCH });
 // A hand-written JS BigInt snowflake (no clock policy, no checks): the reference for what
 // plain JS costs.
-let jsLast = 0, jsSeq = 0;
+let jsLast = 0,
+  jsSeq = 0;
 const jsBigInt = () => {
   const now = Date.now();
-  if (now === jsLast) jsSeq = (jsSeq + 1) & 4095; else { jsLast = now; jsSeq = 0; }
+  if (now === jsLast) jsSeq = (jsSeq + 1) & 4095;
+  else {
+    jsLast = now;
+    jsSeq = 0;
+  }
   return (BigInt(now - EPOCH) << 22n) | (1n << 12n) | BigInt(jsSeq);
 };
 
 console.log(`snowdrift npm package benchmark: Node ${process.version}, ${process.platform}-${process.arch}`);
 
-const next = table("next(): one ID (bursts of 1,000 on a fresh millisecond)", [
-  ["floor: wasm i64 from imported Date.now", floorNext],
-  ["Date.now() alone", Date.now],
-  ["snowdrift next()", () => sd.next()],
-  ["snowdrift next(), onClockBackwards: \"wait\"", () => sdWait.next()],
-  ["JS BigInt by hand (reference)", jsBigInt],
-  ["@sapphire/snowflake generate()", () => sapphire.generate()],
-  ["nodejs-snowflake getUniqueID()", () => nodejsSnowflake.getUniqueID()],
-  ["flake-idgen next() (Buffer)", () => flake.next()],
-  ["uuid v7()", () => uuidv7()],
-  ["ulid()", () => ulid()],
-  ["bson new ObjectId()", () => new ObjectId()],
-], "floor: wasm i64 from imported Date.now");
+const next = table(
+  "next(): one ID (bursts of 1,000 on a fresh millisecond)",
+  [
+    ["floor: wasm i64 from imported Date.now", floorNext],
+    ["Date.now() alone", Date.now],
+    ["snowdrift next()", () => sd.next()],
+    ['snowdrift next(), onClockBackwards: "wait"', () => sdWait.next()],
+    ["JS BigInt by hand (reference)", jsBigInt],
+    ["@sapphire/snowflake generate()", () => sapphire.generate()],
+    ["nodejs-snowflake getUniqueID()", () => nodejsSnowflake.getUniqueID()],
+    ["flake-idgen next() (Buffer)", () => flake.next()],
+    ["uuid v7()", () => uuidv7()],
+    ["ulid()", () => ulid()],
+    ["bson new ObjectId()", () => new ObjectId()],
+  ],
+  "floor: wasm i64 from imported Date.now",
+);
 
-table("nextString(): one ID as a decimal string", [
-  ["snowdrift nextString()", () => sd.nextString()],
-  ["snowdrift String(next())", () => String(sd.next())],
-  ["@sapphire/snowflake generate().toString()", () => sapphire.generate().toString()],
-  ["nodejs-snowflake getUniqueID().toString()", () => nodejsSnowflake.getUniqueID().toString()],
-], "snowdrift nextString()");
+table(
+  "nextString(): one ID as a decimal string",
+  [
+    ["snowdrift nextString()", () => sd.nextString()],
+    ["snowdrift String(next())", () => String(sd.next())],
+    ["@sapphire/snowflake generate().toString()", () => sapphire.generate().toString()],
+    ["nodejs-snowflake getUniqueID().toString()", () => nodejsSnowflake.getUniqueID().toString()],
+  ],
+  "snowdrift nextString()",
+);
 
-const batch = table("nextBatch(4096), per ID (one batch per fresh millisecond)", [
-  ["snowdrift nextBatch(4096)", () => sdBatch.nextBatch(4096), { burst: 1, perCallIds: 4096 }],
-  ["snowdrift next() x 1000", () => sd.next()],
-], "snowdrift nextBatch(4096)");
+const batch = table(
+  "nextBatch(4096), per ID (one batch per fresh millisecond)",
+  [
+    ["snowdrift nextBatch(4096)", () => sdBatch.nextBatch(4096), { burst: 1, perCallIds: 4096 }],
+    ["snowdrift next() x 1000", () => sd.next()],
+  ],
+  "snowdrift nextBatch(4096)",
+);
 
 const ids = Array.from(sd.nextBatch(4096));
 const sapphireIds = Array.from({ length: 4096 }, () => sapphire.generate());
@@ -162,53 +181,82 @@ const texts = ids.map(toBase32);
 const discordIds = ids.map((id) => compose(decode(id), "discord"));
 const wasmCall = decodeFloor();
 const fields = new Float64Array([1461996000000, 32, 1, 0, 7]);
-function FloorParts(timestampMs, node, datacenter, worker, sequence) {
-  this.timestampMs = timestampMs;
+function FloorParts(timeMs, node, datacenter, worker, sequence) {
+  this.timeMs = timeMs;
   this.node = node;
   this.datacenter = datacenter;
   this.worker = worker;
   this.sequence = sequence;
 }
-const dec = table("decode(id) -> parts", [
-  ["snowdrift decode(id)", (id) => decode(id), { inputs: ids }],
-  ["snowdrift decode(id, \"discord\")", (id) => decode(id, "discord"), { inputs: discordIds }],
-  ["snowdrift gen.decode(id)", (id) => sd.decode(id), { inputs: ids }],
-  ["@sapphire/snowflake deconstruct(id)", (id) => sapphire.deconstruct(id), { inputs: sapphireIds }],
-  ["nodejs-snowflake timestampFromID + instanceIDFromID", (id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)], { inputs: ids }],
-  ["JS BigInt by hand (reference)", (id) => ({ timestampMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }), { inputs: ids }],
-], "snowdrift decode(id)");
+const dec = table(
+  "decode(id) -> parts",
+  [
+    ["snowdrift decode(id)", (id) => decode(id), { inputs: ids }],
+    ['snowdrift decode(id, "discord")', (id) => decode(id, "discord"), { inputs: discordIds }],
+    ["snowdrift gen.decode(id)", (id) => sd.decode(id), { inputs: ids }],
+    ["@sapphire/snowflake deconstruct(id)", (id) => sapphire.deconstruct(id), { inputs: sapphireIds }],
+    [
+      "nodejs-snowflake timestampFromID + instanceIDFromID",
+      (id) => [NodejsSnowflake.timestampFromID(id, EPOCH), NodejsSnowflake.instanceIDFromID(id)],
+      { inputs: ids },
+    ],
+    [
+      "JS BigInt by hand (reference)",
+      (id) => ({ timeMs: Number(id >> 22n) + EPOCH, node: Number((id >> 12n) & 1023n), sequence: Number(id & 4095n) }),
+      { inputs: ids },
+    ],
+  ],
+  "snowdrift decode(id)",
+);
 
 // The floor of any wasm decode that returns an object: the call with the bigint alone,
 // then the call plus a five-field object read from a Float64Array (as decode does). A
 // table of its own: measured in turns with the decode rows, it slows them down.
-const decFloor = table("decode floor (references)", [
-  ["wasm call taking the bigint", (id) => wasmCall(1, id), { inputs: ids }],
-  ["that call + a 5-field object", (id) => (wasmCall(1, id) === 2 ? new FloorParts(fields[0], fields[1] | 0, fields[2] | 0, fields[3] | 0, fields[4] | 0) : null), { inputs: ids }],
-], "wasm call taking the bigint");
+const decFloor = table(
+  "decode floor (references)",
+  [
+    ["wasm call taking the bigint", (id) => wasmCall(1, id), { inputs: ids }],
+    [
+      "that call + a 5-field object",
+      (id) =>
+        wasmCall(1, id) === 2
+          ? new FloorParts(fields[0], fields[1] | 0, fields[2] | 0, fields[3] | 0, fields[4] | 0)
+          : null,
+      { inputs: ids },
+    ],
+  ],
+  "wasm call taking the bigint",
+);
 
-table("base32 (Crockford, 13 characters)", [
-  ["snowdrift toBase32(id)", (id) => toBase32(id), { inputs: ids }],
-  ["snowdrift fromBase32(text)", (t) => fromBase32(t), { inputs: texts }],
-  ["BigInt#toString(32) (reference, not Crockford)", (id) => id.toString(32), { inputs: ids }],
-  ["BigInt(decimal string) (reference)", (s) => BigInt(s), { inputs: ids.map(String) }],
-], "snowdrift toBase32(id)");
+table(
+  "base32 (Crockford, 13 characters)",
+  [
+    ["snowdrift toBase32(id)", (id) => toBase32(id), { inputs: ids }],
+    ["snowdrift fromBase32(text)", (t) => fromBase32(t), { inputs: texts }],
+    ["BigInt#toString(32) (reference, not Crockford)", (id) => id.toString(32), { inputs: ids }],
+    ["BigInt(decimal string) (reference)", (s) => BigInt(s), { inputs: ids.map(String) }],
+  ],
+  "snowdrift toBase32(id)",
+);
 
 console.log("\nsustained: IDs in 1 s of back-to-back next() (layout ceiling 4,096,000/s)");
 for (const [name, fn, key] of [
-  ["snowdrift, onClockBackwards: \"wait\"", () => sdWait.next()],
-  ["snowdrift, default (\"borrow\", 1000 ms ahead)", () => sdSustained.next()],
+  ['snowdrift, onClockBackwards: "wait"', () => sdWait.next()],
+  ['snowdrift, default ("borrow", 1000 ms ahead)', () => sdSustained.next()],
   ["@sapphire/snowflake", () => sapphire.generate()],
   ["nodejs-snowflake", () => nodejsSnowflake.getUniqueID()],
   ["flake-idgen", () => flake.next(), (b) => b.readBigUInt64BE()],
 ]) {
   const r = sustained(fn, key);
-  console.log(`  ${name.padEnd(44)}${String(r.count).padStart(10)} IDs  ${String(r.notAbove).padStart(9)} not above the previous${r.error ? `  (stopped: ${r.error})` : ""}`);
+  console.log(
+    `  ${name.padEnd(44)}${String(r.count).padStart(10)} IDs  ${String(r.notAbove).padStart(9)} not above the previous${r.error ? `  (stopped: ${r.error})` : ""}`,
+  );
 }
 
 // What a page downloads: the browser entry, the files it imports (followed from their
 // text), and the wasm.
 const pkgDir = new URL("./node_modules/snowdrift/", import.meta.url);
-const browserFiles = ["browser.js"];
+const browserFiles = ["index.js"];
 for (let i = 0; i < browserFiles.length; i++) {
   const text = readFileSync(new URL(browserFiles[i], pkgDir), "utf8");
   for (const [, file] of text.matchAll(/\bfrom\s*["']\.\/([^"']+)["']/g)) {
@@ -216,7 +264,8 @@ for (let i = 0; i < browserFiles.length; i++) {
   }
 }
 browserFiles.push("snowdrift.wasm");
-let raw = 0, gz = 0;
+let raw = 0,
+  gz = 0;
 console.log("\npackage size: the browser entry (what a page downloads)");
 for (const f of browserFiles) {
   const bytes = readFileSync(new URL(f, pkgDir));
@@ -231,15 +280,20 @@ const verdict = (ok) => (ok ? "met" : "NOT met");
 const sdRatio = next.ratio["snowdrift next()"];
 const over = (peer) => next.ratio[peer] / sdRatio; // how many times slower the peer is
 console.log("\ntargets");
-console.log(`  next() within 1.10x of the floor: ${sdRatio.toFixed(2)}x, ${verdict(sdRatio <= 1.10)}`);
-for (const [name, row] of [["@sapphire/snowflake", "@sapphire/snowflake generate()"], ["nodejs-snowflake", "nodejs-snowflake getUniqueID()"]]) {
+console.log(`  next() within 1.10x of the floor: ${sdRatio.toFixed(2)}x, ${verdict(sdRatio <= 1.1)}`);
+for (const [name, row] of [
+  ["@sapphire/snowflake", "@sapphire/snowflake generate()"],
+  ["nodejs-snowflake", "nodejs-snowflake getUniqueID()"],
+]) {
   console.log(`  next() >= 2x faster than ${name}: ${over(row).toFixed(2)}x, ${verdict(over(row) >= 2)}`);
 }
 const batchNs = batch.ns["snowdrift nextBatch(4096)"];
 console.log(`  nextBatch <= 3 ns per ID: ${batchNs.toFixed(2)} ns, ${verdict(batchNs <= 3)}`);
-for (const row of ["snowdrift decode(id)", "snowdrift decode(id, \"discord\")"]) {
+for (const row of ["snowdrift decode(id)", 'snowdrift decode(id, "discord")']) {
   console.log(`  ${row.slice(10)} <= 15 ns: ${dec.ns[row].toFixed(1)} ns, ${verdict(dec.ns[row] <= 15)}`);
 }
 const decodeFloorNs = decFloor.ns["that call + a 5-field object"];
-console.log(`    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec.ns["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`);
+console.log(
+  `    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec.ns["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`,
+);
 console.log(`  browser entry <= 10 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 10 * 1024)}`);

@@ -23,7 +23,7 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
     const id = BigInt(v.id);
     const p = decode(id, v.layout);
     const where = `${v.layout} ${v.id}`;
-    check(p.timestampMs === v.timeMs && p.date.getTime() === v.timeMs, `${where}: time ${p.timestampMs}`);
+    check(p.timeMs === v.timeMs && p.date.getTime() === v.timeMs, `${where}: time ${p.timeMs}`);
     check(p.node === v.node && p.sequence === v.sequence, `${where}: node ${p.node}, sequence ${p.sequence}`);
     check(p.datacenter === (v.datacenter ?? undefined) && p.worker === (v.worker ?? undefined), `${where}: split`);
     check(compose(p, v.layout) === id, `${where}: compose`);
@@ -34,12 +34,18 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   throws(() => new Snowdrift({ node: "1" }), TypeError, "node must be a number");
   throws(() => decode(5), TypeError, "bigint");
   throws(() => decode(1n << 64n), RangeError, "18446744073709551616n");
-  throws(() => fromBase32("0000000000!00"), RangeError,
-    "invalid base32 id \"0000000000!00\": invalid character '!' at position 10");
+  throws(
+    () => fromBase32("0000000000!00"),
+    RangeError,
+    "invalid base32 id \"0000000000!00\": invalid character '!' at position 10",
+  );
   // 12 characters, 13 bytes: the position is a byte offset.
   throws(() => fromBase32("000000000é00"), RangeError, "invalid character 'é' (U+00E9) at position 9");
-  throws(() => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
-    RangeError, "invalid layout: the fields take 65 bits (max 64)");
+  throws(
+    () => new Snowdrift({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
+    RangeError,
+    "invalid layout: the fields take 65 bits (max 64)",
+  );
 
   let now = 1.75e12;
   const gen = new Snowdrift({ onClockBackwards: "fail", node: 5, clock: () => now });
@@ -47,7 +53,7 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   const b = gen.next();
   check(b === a + 1n, "two IDs in one millisecond are consecutive");
   const parts = gen.decode(a);
-  check(parts.timestampMs === 1.75e12 && parts.node === 5, "gen.decode");
+  check(parts.timeMs === 1.75e12 && parts.node === 5, "gen.decode");
   now -= 37;
   throws(() => gen.next(), Error, "clock moved backwards by 37 ms (limit 0 ms)");
   now += 37;
@@ -71,9 +77,9 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
   }
   check(failures === 100_000, `100,000 fenced next() calls throw the fence error (${failures} did)`);
   fenced.setFenceMs(now + 1);
-  check(fenced.next() === compose({ timestampMs: now, node: 6, sequence: 0 }), "after them, the fenced generator goes on");
+  check(fenced.next() === compose({ timeMs: now, node: 6, sequence: 0 }), "after them, the fenced generator goes on");
   const other = new Snowdrift({ node: 7, clock: () => now });
-  check(other.next() === compose({ timestampMs: now, node: 7, sequence: 0 }), "and a new one starts as it should");
+  check(other.next() === compose({ timeMs: now, node: 7, sequence: 0 }), "and a new one starts as it should");
 
   // IDs with the top bit set (discord in 2154) cross as unsigned bigints.
   const high = new Snowdrift({ layout: "discord", clock: () => 4_000_000_000_000 });

@@ -24,8 +24,8 @@ function run(runtime, command, args) {
   assert.ok(BigInt(report.last) > BigInt(report.first));
 }
 
-test("Node ESM: import from \"snowdrift\"", () => run("node-esm", process.execPath, ["smoke-esm.mjs"]));
-test("Node CommonJS: require(\"snowdrift\")", () => run("node-cjs", process.execPath, ["smoke-cjs.cjs"]));
+test('Node ESM: import from "snowdrift"', () => run("node-esm", process.execPath, ["smoke-esm.mjs"]));
+test('Node CommonJS: require("snowdrift")', () => run("node-cjs", process.execPath, ["smoke-cjs.cjs"]));
 test("Deno", () => run("deno", bin("deno"), ["run", "--allow-read", "smoke-esm.mjs"]));
 test("Bun", () => run("bun", bin("bun"), ["smoke-esm.mjs"]));
 test("workerd via Miniflare", () => run("workerd", process.execPath, ["smoke-workerd.mjs"]));

@@ -22,7 +22,12 @@ const page = `<!doctype html><meta charset="utf-8">
   }
   catch (e) { window.result = { error: String(e && e.stack || e) }; }
 </script>`;
-const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
+const types = {
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+};
 
 const server = createServer(async (req, res) => {
   const path = new URL(req.url, "http://x").pathname;
@@ -31,9 +36,13 @@ const server = createServer(async (req, res) => {
       res.writeHead(200, { "content-type": "text/html" }).end(page);
       return;
     }
-    const file = path.startsWith("/pkg/") ? new URL(path.slice(5), pkgUrl)
-      : path === "/smoke.mjs" || path === "/binding.mjs" ? new URL(path.slice(1), root)
-      : path === "/vectors/ids.json" ? new URL("../vectors/ids.json", root) : null;
+    const file = path.startsWith("/pkg/")
+      ? new URL(path.slice(5), pkgUrl)
+      : path === "/smoke.mjs" || path === "/binding.mjs"
+        ? new URL(path.slice(1), root)
+        : path === "/vectors/ids.json"
+          ? new URL("../vectors/ids.json", root)
+          : null;
     if (!file || path.includes("..")) throw new Error("not found");
     const ext = path.slice(path.lastIndexOf("."));
     res.writeHead(200, { "content-type": types[ext] || "application/octet-stream" }).end(await readFile(file));
@@ -48,18 +57,30 @@ let browser;
 try {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     timeout: 60_000,
   });
   const tab = await browser.newPage();
   const errors = [];
   tab.on("pageerror", (e) => errors.push(String(e)));
-  tab.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  await tab.goto(`http://127.0.0.1:${port}/`);
-  await tab.waitForFunction(() => window.result !== undefined, null, { timeout: 120_000 }).catch(() => {
-    throw new Error(`no result from the page: ${errors.join("; ")}`);
+  tab.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
   });
+  await tab.goto(`http://127.0.0.1:${port}/`);
+  await tab
+    .waitForFunction(() => window.result !== undefined, null, { timeout: 120_000 })
+    .catch(() => {
+      throw new Error(`no result from the page: ${errors.join("; ")}`);
+    });
   const result = await tab.evaluate(() => window.result);
   if (result.error) throw new Error(result.error);
   console.log(JSON.stringify(result));

@@ -23,11 +23,11 @@ export function smoke({ Snowdrift, ObjectId, decode, toBase32, fromBase32 }, run
     if (p.node !== NODE) throw new Error(`ID ${id} decodes to node ${p.node}`);
     // The default policy may run up to 1 s ahead of a clock that does not move
     // (workerd's stays put during a request).
-    if (p.timestampMs < start - 1 || p.timestampMs > end + 1000) {
-      throw new Error(`ID ${id} decodes to ${p.timestampMs}, outside ${start}..${end}`);
+    if (p.timeMs < start - 1 || p.timeMs > end + 1000) {
+      throw new Error(`ID ${id} decodes to ${p.timeMs}, outside ${start}..${end}`);
     }
-    if (!(p.date instanceof Date) || p.date.getTime() !== p.timestampMs) {
-      throw new Error(`ID ${id}: date ${p.date} does not match timestampMs`);
+    if (!(p.date instanceof Date) || p.date.getTime() !== p.timeMs) {
+      throw new Error(`ID ${id}: date ${p.date} does not match timeMs`);
     }
     const text = toBase32(id);
     if (text.length !== 13 || fromBase32(text) !== id) throw new Error(`base32 round trip of ${id} gave ${text}`);

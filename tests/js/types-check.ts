@@ -1,7 +1,18 @@
 // Compiled (not run) by types.test.mjs: the package's types resolve through its
 // `exports` "types" condition and describe the API as documented.
-import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt } from "snowdrift";
-import type { Parts, SnowdriftOptions } from "snowdrift";
+import {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  parseId,
+} from "snowdrift";
+import type { LayoutInfo, Parts, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
@@ -14,7 +25,7 @@ const options: SnowdriftOptions = {
   onClockBackwards: "wait",
   maxWaitMs: 10,
   clock: () => Date.now(),
-  notBefore: "123",
+  resumeAfter: "123",
 };
 const gen = new Snowdrift(options);
 const id: bigint = gen.next();
@@ -22,7 +33,7 @@ const s: string = gen.nextString();
 const batch: BigUint64Array = gen.nextBatch(10);
 const maybe: bigint | undefined = gen.tryNext();
 const parts: Parts = gen.decode(id);
-const ms: number = parts.timestampMs;
+const ms: number = parts.timeMs;
 const date: Date = parts.date;
 const dc: number | undefined = parts.datacenter;
 const back: bigint = compose(decode(s, "twitter"), "twitter");
@@ -30,6 +41,11 @@ const custom = new Snowdrift({ layout: { timeBits: 41, nodeBits: 10, sequenceBit
 const text: string = toBase32(back);
 const again: bigint = fromBase32(text);
 const range: [bigint, bigint] = [minIdAt(ms), maxIdAt(ms, "discord")];
+const info: LayoutInfo = layoutInfo("sonyflake");
+const order: "node-sequence" | "sequence-node" = info.order;
+const runsOut: number =
+  layoutInfo({ timeBits: 41, nodeBits: 10, sequenceBits: 12, epochMs: 0 }).exhaustsAtMs + info.maxNode;
+const parsed: bigint = parseId("04W86-BB0G4-007");
 const oid: ObjectId = ObjectId.generate();
 const seconds: number = ObjectId.parse(oid.toString()).timestamp;
 
@@ -43,7 +59,7 @@ async function persistent(): Promise<[bigint, number, string]> {
   const kept: boolean = await g.persisted;
   await g.close();
   // After storage loss: the node id with the newest ID the server has from it.
-  const grant: NodeGrant = { node: 17, notBefore: "383822283821842432" };
+  const grant: NodeGrant = { node: 17, resumeAfter: "383822283821842432" };
   await openSnowdrift({ node: async () => grant, persist: kept, maxAheadMs: 1000, storage: "indexeddb" });
   return [next, g.node, where];
 }
@@ -67,7 +83,7 @@ openSnowdrift({ node: "3" });
 // @ts-expect-error IDs are bigints, never numbers
 decode(5);
 // @ts-expect-error a high-water mark is an ID (bigint or decimal string), not a number
-openSnowdrift({ node: () => ({ node: 3, notBefore: 5 }) });
+openSnowdrift({ node: () => ({ node: 3, resumeAfter: 5 }) });
 // @ts-expect-error localStorage alone is never chosen over a working IndexedDB
 openSnowdrift({ storage: "localstorage" });
 // @ts-expect-error unknown layouts are not layouts

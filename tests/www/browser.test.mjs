@@ -5,7 +5,15 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
-  assertIncreasing, assertNoDuplicates, clockOneHourBack, launch, max, min, openPage, reload, startServer,
+  assertIncreasing,
+  assertNoDuplicates,
+  clockOneHourBack,
+  launch,
+  max,
+  min,
+  openPage,
+  reload,
+  startServer,
 } from "./harness.mjs";
 
 let server;
@@ -47,14 +55,22 @@ const noErrors = (...list) => {
   for (const p of list) assert.deepEqual(p.errors, [], "errors in the page");
 };
 
-test("1,000 IDs are unique and increasing; after a reload, new IDs are above them on the same node", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+test("1,000 IDs are unique and increasing; after a reload, new IDs are above them on the same node", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const first = await open(page);
   assert.equal(first.storage, "indexeddb");
   const a = await nextIds(page, 1000);
   assertIncreasing(a, "first 1,000");
   const nodes = await page.evaluate((ids) => ids.map((id) => gen.decode(id).node), a.map(String));
-  assert.ok(nodes.every((n) => n === first.node), "every ID carries the generator's node id");
+  assert.ok(
+    nodes.every((n) => n === first.node),
+    "every ID carries the generator's node id",
+  );
   await reload(page);
   const second = await open(page);
   assert.equal(second.node, first.node, "the node id is kept in storage and reused");
@@ -65,20 +81,26 @@ test("1,000 IDs are unique and increasing; after a reload, new IDs are above the
   await context.close();
 });
 
-test("clock set back an hour (Date.now and performance), then a reload: new IDs are still above", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+test("clock set back an hour (Date.now and performance), then a reload: new IDs are still above", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   await open(page);
   const a = await batch(page, 5000);
-  const lastTime = await page.evaluate((id) => gen.decode(id).timestampMs, String(max(a)));
+  const lastTime = await page.evaluate((id) => gen.decode(id).timeMs, String(max(a)));
   await clockOneHourBack(context);
   await reload(page);
+  // biome-ignore lint/complexity/useDateNow: the two read different clocks here (Date.now is set back)
   const skew = await page.evaluate(() => Date.now() - new Date().getTime());
   assert.ok(skew < -3_500_000, "the page's Date.now reads an hour early");
   await open(page);
   const b = [...(await nextIds(page, 1000)), ...(await batch(page, 5000))];
   assertIncreasing(b, "with the clock an hour back");
   assert.ok(min(b) > max(a), `with the clock back ${min(b)} is not above ${max(a)}`);
-  const firstTime = await page.evaluate((id) => gen.decode(id).timestampMs, String(min(b)));
+  const firstTime = await page.evaluate((id) => gen.decode(id).timeMs, String(min(b)));
   assert.ok(firstTime > lastTime, "IDs go on after the reservation, not from the clock's reading");
   noErrors(page);
   await context.close();
@@ -91,7 +113,7 @@ test("two tabs generating at once get distinct node ids and never the same ID", 
   const all = [];
   for (let round = 0; round < 5; round++) {
     const got = await Promise.all(tabs.map((t) => batch(t, 2000)));
-    got.forEach((ids) => assertIncreasing(ids, `round ${round}`));
+    for (const ids of got) assertIncreasing(ids, `round ${round}`);
     all.push(...got.flat());
   }
   assertNoDuplicates(all, "two tabs");
@@ -100,7 +122,10 @@ test("two tabs generating at once get distinct node ids and never the same ID", 
 });
 
 test("a tab and a worker of one origin never issue the same ID", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const tabNode = (await open(page)).node;
   const result = await page.evaluate(async () => {
     const { worker, ask } = await startWorker();
@@ -126,7 +151,10 @@ test("a tab and a worker of one origin never issue the same ID", { timeout: 120_
 });
 
 test("a tab and a shared worker of one origin never issue the same ID", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const tabNode = (await open(page)).node;
   const result = await page.evaluate(async () => {
     const { worker, ask } = await startSharedWorker();
@@ -145,34 +173,67 @@ test("a tab and a shared worker of one origin never issue the same ID", { timeou
   await context.close();
 });
 
-test("a closed tab's node id is reused by the next one, and maxNodes bounds how many a device holds", { timeout: 120_000 }, async () => {
-  const { context, pages: [a, b, c] } = await pages(3);
+test("a closed tab's node id is reused by the next one, and maxNodes bounds how many a device holds", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [a, b, c],
+  } = await pages(3);
   const na = (await open(a, { maxNodes: 2 })).node;
   const nb = (await open(b, { maxNodes: 2 })).node;
-  const full = await c.evaluate(() => sd.openSnowdrift({ maxNodes: 2 }).then(() => "opened", (e) => e.message));
+  const full = await c.evaluate(() =>
+    sd.openSnowdrift({ maxNodes: 2 }).then(
+      () => "opened",
+      (e) => e.message,
+    ),
+  );
   assert.match(full, /all 2 node ids of this origin \(name "snowdrift"\) are in use/);
   await a.evaluate(() => gen.close());
   assert.equal((await open(c, { maxNodes: 2 })).node, na, "the freed node id is taken again");
   assert.notEqual(na, nb);
-  const closed = await a.evaluate(() => { try { gen.next(); return "issued"; } catch (e) { return e.message; } });
+  const closed = await a.evaluate(() => {
+    try {
+      gen.next();
+      return "issued";
+    } catch (e) {
+      return e.message;
+    }
+  });
   assert.equal(closed, "this snowdrift/browser generator is closed");
   noErrors(a, b, c);
   await context.close();
 });
 
-test("an app-supplied node id: a number is used as given and held by one tab; a function is asked once per new node id", { timeout: 120_000 }, async () => {
-  const { context, pages: [a, b] } = await pages(2);
+test("an app-supplied node id: a number is used as given and held by one tab; a function is asked once per new node id", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [a, b],
+  } = await pages(2);
   assert.equal((await open(a, { node: 77 })).node, 77);
   const ids = await nextIds(a, 100);
   const nodes = await a.evaluate((list) => list.map((id) => gen.decode(id).node), ids.map(String));
   assert.ok(nodes.every((n) => n === 77));
-  const taken = await b.evaluate(() => sd.openSnowdrift({ node: 77 }).then(() => "opened", (e) => e.message));
+  const taken = await b.evaluate(() =>
+    sd.openSnowdrift({ node: 77 }).then(
+      () => "opened",
+      (e) => e.message,
+    ),
+  );
   assert.match(taken, /node 77 is in use by another tab or worker of this origin/);
 
   // A function (standing in for a server call) gives the node id the first time only.
   const calls = await b.evaluate(async () => {
     let calls = 0;
-    const options = { name: "orders", node: async () => { calls++; return 300; } };
+    const options = {
+      name: "orders",
+      node: async () => {
+        calls++;
+        return 300;
+      },
+    };
     const g1 = await sd.openSnowdrift(options);
     const first = g1.node;
     await g1.close();
@@ -182,22 +243,37 @@ test("an app-supplied node id: a number is used as given and held by one tab; a 
     return { calls, first, again };
   });
   assert.deepEqual(calls, { calls: 1, first: 300, again: 300 });
-  const bad = await b.evaluate(() => sd.openSnowdrift({ name: "x", node: () => 5000 }).then(() => "opened", (e) => `${e.name}: ${e.message}`));
+  const bad = await b.evaluate(() =>
+    sd.openSnowdrift({ name: "x", node: () => 5000 }).then(
+      () => "opened",
+      (e) => `${e.name}: ${e.message}`,
+    ),
+  );
   assert.equal(bad, "RangeError: the node function's result 5000 is outside the allowed range 0..=1023");
   noErrors(a, b);
   await context.close();
 });
 
-test("where IndexedDB is missing, localStorage keeps the node id and reservation across reloads, and a worker (no localStorage) refuses to open", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages(1, (c) => c.addInitScript(() => {
-    Object.defineProperty(globalThis, "indexedDB", { value: undefined });
-  }));
+test("where IndexedDB is missing, localStorage keeps the node id and reservation across reloads, and a worker (no localStorage) refuses to open", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages(1, (c) =>
+    c.addInitScript(() => {
+      Object.defineProperty(globalThis, "indexedDB", { value: undefined });
+    }),
+  );
   const first = await open(page, { reserveMs: 2 });
   assert.equal(first.storage, "localstorage");
   // localStorage writes are synchronous: a burst past the reservation renews it on the spot.
   const a = await batch(page, 1 << 18);
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem(`snowdrift:snowdrift:${gen.node}`)).until);
-  assert.ok(stored >= await page.evaluate((id) => gen.decode(id).timestampMs, String(max(a))), "localStorage covers the burst");
+  assert.ok(
+    stored >= (await page.evaluate((id) => gen.decode(id).timeMs, String(max(a)))),
+    "localStorage covers the burst",
+  );
   await reload(page);
   const second = await open(page);
   assert.equal(second.node, first.node);
@@ -209,23 +285,34 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
     w.terminate();
     return out.error;
   });
-  assert.equal(worker, "Error: snowdrift/browser needs IndexedDB (or, in a window, localStorage) to remember its node id and reservation; neither is available in this context");
+  assert.equal(
+    worker,
+    "Error: snowdrift/browser needs IndexedDB (or, in a window, localStorage) to remember its node id and reservation; neither is available in this context",
+  );
   const b = await batch(page, 1000);
   assert.ok(min(b) > max(a), "above the IDs before the reload");
   noErrors(page);
   await context.close();
 });
 
-test("no ID is issued past what storage holds: a window renews a burst's reservation on the spot, a worker throws and the same call goes on after ready", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+test("no ID is issued past what storage holds: a window renews a burst's reservation on the spot, a worker throws and the same call goes on after ready", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const { node } = await open(page, { reserveMs: 2 });
   // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
   const tab = await page.evaluate(() => {
     const ids = gen.nextBatch(1 << 20);
-    return { newest: gen.decode(ids[ids.length - 1]).timestampMs, reserved: gen.reservedUntil };
+    return { newest: gen.decode(ids[ids.length - 1]).timeMs, reserved: gen.reservedUntil };
   });
   const held = await stored(page, "snowdrift", node);
-  assert.ok(held.local >= tab.newest && tab.reserved === held.local, `localStorage holds ${held.local}, the newest ID has ${tab.newest}`);
+  assert.ok(
+    held.local >= tab.newest && tab.reserved === held.local,
+    `localStorage holds ${held.local}, the newest ID has ${tab.newest}`,
+  );
 
   const worker = await page.evaluate(async () => {
     const { worker: w, ask } = await startWorker();
@@ -240,20 +327,35 @@ test("no ID is issued past what storage holds: a window renews a burst's reserva
     w.terminate();
     return out;
   });
-  assert.match(worker.burst ?? "", /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/);
+  assert.match(
+    worker.burst ?? "",
+    /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/,
+  );
   assert.equal(worker.ready, true);
   assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
-  const newestMs = await page.evaluate((id) => sd.decode(id).timestampMs, worker.newest);
+  const newestMs = await page.evaluate((id) => sd.decode(id).timeMs, worker.newest);
   const rec = await stored(page, "w", worker.opened.node);
-  assert.ok(rec.until >= newestMs && rec.window === false, `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`);
+  assert.ok(
+    rec.until >= newestMs && rec.window === false,
+    `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`,
+  );
   noErrors(page);
   await context.close();
 });
 
-test("bad options are a TypeError or RangeError naming the value and the allowed range", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+test("bad options are a TypeError or RangeError naming the value and the allowed range", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const errors = await page.evaluate(async () => {
-    const fail = (o) => sd.openSnowdrift(o).then(() => "opened", (e) => `${e.name}: ${e.message}`);
+    const fail = (o) =>
+      sd.openSnowdrift(o).then(
+        () => "opened",
+        (e) => `${e.name}: ${e.message}`,
+      );
     return [
       await fail({ node: 5000 }),
       await fail({ node: "3" }),
@@ -275,13 +377,28 @@ test("bad options are a TypeError or RangeError naming the value and the allowed
   await context.close();
 });
 
-test("collisionOdds is the birthday bound over the layout's node ids, and the table in the types says the same", { timeout: 120_000 }, async () => {
-  const { context, pages: [page] } = await pages();
+test("collisionOdds is the birthday bound over the layout's node ids, and the table in the types says the same", {
+  timeout: 120_000,
+}, async () => {
+  const {
+    context,
+    pages: [page],
+  } = await pages();
   const odds = await page.evaluate(() => {
     const o = (n, layout) => sd.collisionOdds(n, layout);
     return {
-      one: o(1), two: o(2), twoBrowser: o(2, sd.BROWSER_LAYOUT), all: o(1025), ten: o(10),
-      table: [2, 10, 100, 1000].map((n) => [o(n), o(n, "instagram"), o(n, sd.BROWSER_LAYOUT), o(n, "sonyflake"), o(n, "twitter")]),
+      one: o(1),
+      two: o(2),
+      twoBrowser: o(2, sd.BROWSER_LAYOUT),
+      all: o(1025),
+      ten: o(10),
+      table: [2, 10, 100, 1000].map((n) => [
+        o(n),
+        o(n, "instagram"),
+        o(n, sd.BROWSER_LAYOUT),
+        o(n, "sonyflake"),
+        o(n, "twitter"),
+      ]),
     };
   });
   assert.equal(odds.one, 0);
@@ -293,8 +410,8 @@ test("collisionOdds is the birthday bound over the layout's node ids, and the ta
   for (let i = 1; i < 10; i++) none *= 1 - i / 1024;
   near(odds.ten, 1 - none);
 
-  // The table in offline.d.ts: rows "| devices | default | instagram | browser |".
-  const dts = readFileSync(new URL("../../wasm/js/offline.d.ts", import.meta.url), "utf8");
+  // The table in browser.d.ts: rows "| devices | default | instagram | browser |".
+  const dts = readFileSync(new URL("../../wasm/js/browser.d.ts", import.meta.url), "utf8");
   const rows = [...dts.matchAll(/^ \* \| ([\d,]+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$/gm)];
   assert.equal(rows.length, 4, "four rows in the table");
   const shown = (p, text) => {
@@ -321,23 +438,28 @@ test("collisionOdds is the birthday bound over the layout's node ids, and the ta
 /** What the origin's storage holds for (name, node): `{ until, window, local }`, the
  * IndexedDB record's reservation (null: none) and mark of a window's node id, and the
  * localStorage reservation windows write (null: none). */
-const stored = (page, name, node) => page.evaluate(async ([n, k]) => {
-  const local = JSON.parse(localStorage.getItem(`snowdrift:${n}:${k}`) ?? "null")?.until ?? null;
-  // Opening a database that is not there would make an empty one: look first.
-  if (!(await indexedDB.databases()).some((d) => d.name === "snowdrift")) return { until: null, window: false, local };
-  return new Promise((ok, fail) => {
-    const r = indexedDB.open("snowdrift");
-    r.onerror = () => fail(r.error);
-    r.onsuccess = () => {
-      const get = r.result.transaction("nodes").objectStore("nodes").get([n, k]);
-      get.onsuccess = () => {
-        ok({ until: get.result?.until ?? null, window: get.result?.window === true, local });
-        r.result.close();
-      };
-      get.onerror = () => fail(get.error);
-    };
-  });
-}, [name, node]);
+const stored = (page, name, node) =>
+  page.evaluate(
+    async ([n, k]) => {
+      const local = JSON.parse(localStorage.getItem(`snowdrift:${n}:${k}`) ?? "null")?.until ?? null;
+      // Opening a database that is not there would make an empty one: look first.
+      if (!(await indexedDB.databases()).some((d) => d.name === "snowdrift"))
+        return { until: null, window: false, local };
+      return new Promise((ok, fail) => {
+        const r = indexedDB.open("snowdrift");
+        r.onerror = () => fail(r.error);
+        r.onsuccess = () => {
+          const get = r.result.transaction("nodes").objectStore("nodes").get([n, k]);
+          get.onsuccess = () => {
+            ok({ until: get.result?.until ?? null, window: get.result?.window === true, local });
+            r.result.close();
+          };
+          get.onerror = () => fail(get.error);
+        };
+      });
+    },
+    [name, node],
+  );
 
 /** The reservation a window taking the node id next reads (the larger of the two). */
 const storedUntil = async (page, name, node) => {
@@ -349,14 +471,17 @@ const storedUntil = async (page, name, node) => {
  * makes `n` IDs; returns them as bigints (or throws the worker's error). */
 async function workerTakes(context, options, offset, n = 2000) {
   const tab = await openPage(context, url);
-  const out = await tab.evaluate(async ([o, off, k]) => {
-    const { worker, ask } = await startWorker();
-    await ask({ offset: off });
-    const opened = await ask({ open: o });
-    const got = opened.error ? opened : await ask({ batch: k });
-    worker.terminate();
-    return { node: opened.node, ...got };
-  }, [options, offset, n]);
+  const out = await tab.evaluate(
+    async ([o, off, k]) => {
+      const { worker, ask } = await startWorker();
+      await ask({ offset: off });
+      const opened = await ask({ open: o });
+      const got = opened.error ? opened : await ask({ batch: k });
+      worker.terminate();
+      return { node: opened.node, ...got };
+    },
+    [options, offset, n],
+  );
   await tab.close();
   if (out.error) return out.error;
   return out.ids.map(BigInt);
@@ -366,18 +491,22 @@ async function workerTakes(context, options, offset, n = 2000) {
  * `n` IDs and, with `close`, closes its generator; returns the IDs as bigints. */
 async function windowTakes(context, node, offset, { n = 2000, close = false } = {}) {
   const tab = await openPage(context, url);
-  const ids = await tab.evaluate(async ([k, off, count, shut]) => {
-    clockOffset = off;
-    const g = await sd.openSnowdrift({ node: k });
-    const out = Array.from(g.nextBatch(count), String);
-    if (shut) await g.close();
-    return out;
-  }, [node, offset, n, close]);
+  const ids = await tab.evaluate(
+    async ([k, off, count, shut]) => {
+      clockOffset = off;
+      const g = await sd.openSnowdrift({ node: k });
+      const out = Array.from(g.nextBatch(count), String);
+      if (shut) await g.close();
+      return out;
+    },
+    [node, offset, n, close],
+  );
   await tab.close();
   return ids.map(BigInt);
 }
 
-const WINDOWS_ONLY = /^Error: node \d+ \(name "snowdrift"\) was last held by a window, which keeps its newest reservation in localStorage, where workers cannot read it: open it in a window \(close\(\) there hands it back to workers\), or give this worker another node id$/;
+const WINDOWS_ONLY =
+  /^Error: node \d+ \(name "snowdrift"\) was last held by a window, which keeps its newest reservation in localStorage, where workers cannot read it: open it in a window \(close\(\) there hands it back to workers\), or give this worker another node id$/;
 
 /** Runs `body(page)` in a fresh context's plain page; closes the context whatever happens. */
 async function withPage(body) {
@@ -392,25 +521,31 @@ async function withPage(body) {
 
 /** In the page: for about `ms` of real time, a batch of `size` every `every` ms. Failures
  * are collected (up to 5), not thrown. Returns { newest: decimal, newestMs, errors, count }. */
-const issueFor = (page, ms, size = 500, every = 20) => page.evaluate(async ([ms, size, every]) => {
-  let newest = 0n;
-  let count = 0;
-  const errors = [];
-  const end = performance.now() + ms;
-  for (let i = 0; i < 10_000 && performance.now() < end; i++) {
-    try {
-      const ids = gen.nextBatch(size);
-      newest = ids[ids.length - 1];
-      count += ids.length;
-    } catch (e) {
-      if (errors.length < 5) errors.push(e.message);
-    }
-    await new Promise((r) => setTimeout(r, every));
-  }
-  return { newest: String(newest), newestMs: newest ? gen.decode(newest).timestampMs : 0, errors, count };
-}, [ms, size, every]);
+const issueFor = (page, ms, size = 500, every = 20) =>
+  page.evaluate(
+    async ([ms, size, every]) => {
+      let newest = 0n;
+      let count = 0;
+      const errors = [];
+      const end = performance.now() + ms;
+      for (let i = 0; i < 10_000 && performance.now() < end; i++) {
+        try {
+          const ids = gen.nextBatch(size);
+          newest = ids[ids.length - 1];
+          count += ids.length;
+        } catch (e) {
+          if (errors.length < 5) errors.push(e.message);
+        }
+        await new Promise((r) => setTimeout(r, every));
+      }
+      return { newest: String(newest), newestMs: newest ? gen.decode(newest).timeMs : 0, errors, count };
+    },
+    [ms, size, every],
+  );
 
-test("bursts in a tab, then the tab closes: a worker is refused its node id until a window hands it back; every later holder, clock 2.5 s back, repeats none", { timeout: 120_000 }, async () => {
+test("bursts in a tab, then the tab closes: a worker is refused its node id until a window hands it back; every later holder, clock 2.5 s back, repeats none", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page, context) => {
     await open(page, { node: 5, reserveMs: 100 });
     const got = await page.evaluate(() => {
@@ -419,7 +554,7 @@ test("bursts in a tab, then the tab closes: a worker is refused its node id unti
       gen.nextBatch(60 * 4096);
       const ids = gen.nextBatch(150 * 4096);
       const newest = ids[ids.length - 1];
-      return { newest: String(newest), newestMs: gen.decode(newest).timestampMs };
+      return { newest: String(newest), newestMs: gen.decode(newest).timeMs };
     });
     const held = await stored(page, "snowdrift", 5);
     assert.ok(held.local >= got.newestMs, `localStorage holds ${held.local}, the newest ID's time is ${got.newestMs}`);
@@ -434,7 +569,9 @@ test("bursts in a tab, then the tab closes: a worker is refused its node id unti
   });
 });
 
-test("IndexedDB writes failing in a tab: it goes on under localStorage, its node id stays a window's (close() cannot hand it back), and nothing repeats", { timeout: 120_000 }, async () => {
+test("IndexedDB writes failing in a tab: it goes on under localStorage, its node id stays a window's (close() cannot hand it back), and nothing repeats", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page, context) => {
     await open(page, { node: 6, reserveMs: 100 });
     await page.evaluate(() => {
@@ -450,11 +587,13 @@ test("IndexedDB writes failing in a tab: it goes on under localStorage, its node
     assert.match(await workerTakes(context, { node: 6 }, -2500), WINDOWS_ONLY);
     const opened = await (async () => {
       const tab = await openPage(context, url);
-      const n = await tab.evaluate(() => startWorker().then(async ({ worker, ask }) => {
-        const o = await ask({ open: { maxNodes: 4 } });
-        worker.terminate();
-        return o.node;
-      }));
+      const n = await tab.evaluate(() =>
+        startWorker().then(async ({ worker, ask }) => {
+          const o = await ask({ open: { maxNodes: 4 } });
+          worker.terminate();
+          return o.node;
+        }),
+      );
       await tab.close();
       return n;
     })();
@@ -464,7 +603,9 @@ test("IndexedDB writes failing in a tab: it goes on under localStorage, its node
   });
 });
 
-test("a worker renews ahead of the clock: after a pause longer than its reservation, the next call issues at once", { timeout: 120_000 }, async () => {
+test("a worker renews ahead of the clock: after a pause longer than its reservation, the next call issues at once", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const out = await page.evaluate(async () => {
       const { worker, ask } = await startWorker();
@@ -482,25 +623,36 @@ test("a worker renews ahead of the clock: after a pause longer than its reservat
   });
 });
 
-test("an odd reserveMs (1001) is renewed as IDs approach its end; a reload with the clock 1.5 s back repeats nothing", { timeout: 120_000 }, async () => {
+test("an odd reserveMs (1001) is renewed as IDs approach its end; a reload with the clock 1.5 s back repeats nothing", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const { node } = await open(page, { reserveMs: 1001 });
     const got = await issueFor(page, 2500);
     assert.deepEqual(got.errors, []);
     await page.evaluate(() => gen.ready);
     const stored = await storedUntil(page, "snowdrift", node);
-    assert.ok(Number.isSafeInteger(stored) && stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
+    assert.ok(
+      Number.isSafeInteger(stored) && stored >= got.newestMs,
+      `storage holds ${stored}, the newest ID's time is ${got.newestMs}`,
+    );
     await reload(page);
-    await page.evaluate(() => { clockOffset = -1500; });
+    await page.evaluate(() => {
+      clockOffset = -1500;
+    });
     await open(page, { node });
     const after = await batch(page, 2000);
     assert.ok(min(after) > BigInt(got.newest), `after the reload ${min(after)} is not above ${got.newest}`);
   });
 });
 
-test("a clock before the layout's epoch when the generator opens, corrected while it runs: IDs after the correction are reserved", { timeout: 120_000 }, async () => {
+test("a clock before the layout's epoch when the generator opens, corrected while it runs: IDs after the correction are reserved", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
-    await page.evaluate(() => { clockOffset = -3 * 365 * 86_400_000; }); // 2023: before BROWSER_LAYOUT's 2024 epoch
+    await page.evaluate(() => {
+      clockOffset = -3 * 365 * 86_400_000;
+    }); // 2023: before BROWSER_LAYOUT's 2024 epoch
     const { node } = await page.evaluate(async () => {
       window.gen = await sd.openSnowdrift({ layout: sd.BROWSER_LAYOUT, reserveMs: 200 });
       clockOffset = 0;
@@ -512,7 +664,9 @@ test("a clock before the layout's epoch when the generator opens, corrected whil
     const stored = await storedUntil(page, "snowdrift", node);
     assert.ok(stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
     await reload(page);
-    await page.evaluate(() => { clockOffset = -1500; });
+    await page.evaluate(() => {
+      clockOffset = -1500;
+    });
     const after = await page.evaluate(async (n) => {
       const g = await sd.openSnowdrift({ layout: sd.BROWSER_LAYOUT, node: n });
       return Array.from(g.nextBatch(500), String);
@@ -521,7 +675,9 @@ test("a clock before the layout's epoch when the generator opens, corrected whil
   });
 });
 
-test("Date.now with fractions of a millisecond: reservations are whole milliseconds, renewed, and a reopened generator goes on above", { timeout: 120_000 }, async () => {
+test("Date.now with fractions of a millisecond: reservations are whole milliseconds, renewed, and a reopened generator goes on above", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const { node } = await page.evaluate(async () => {
       clockOffset = 0.37; // as pages that patch Date.now with performance.now() see it
@@ -535,20 +691,30 @@ test("Date.now with fractions of a millisecond: reservations are whole milliseco
     assert.ok(Number.isSafeInteger(stored), `stored ${stored}`);
     assert.ok(stored >= got.newestMs, `storage holds ${stored}, the newest ID's time is ${got.newestMs}`);
     await reload(page);
-    await page.evaluate(() => { clockOffset = 0.37 - 1500; });
+    await page.evaluate(() => {
+      clockOffset = 0.37 - 1500;
+    });
     await open(page, { node });
     const after = await batch(page, 1000);
     assert.ok(min(after) > BigInt(got.newest));
   });
 });
 
-test("a clock past the layout's end: a clear error naming the end, nothing stored, and the next visit with the right clock works", { timeout: 120_000 }, async () => {
+test("a clock past the layout's end: a clear error naming the end, nothing stored, and the next visit with the right clock works", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const error = await page.evaluate(async () => {
       clockOffset = Date.UTC(2100, 0, 1) - Date.now();
-      return sd.openSnowdrift({ node: 9 }).then(() => "opened", (e) => `${e.name}: ${e.message}`);
+      return sd.openSnowdrift({ node: 9 }).then(
+        () => "opened",
+        (e) => `${e.name}: ${e.message}`,
+      );
     });
-    assert.match(error, /^RangeError: the clock reads 2100-01-01T.*, past the end of the layout's time \(2093-.*\): no ID can be made; set the clock right$/);
+    assert.match(
+      error,
+      /^RangeError: the clock reads 2100-01-01T.*, past the end of the layout's time \(2093-.*\): no ID can be made; set the clock right$/,
+    );
     assert.equal(await storedUntil(page, "snowdrift", 9), null, "nothing was reserved");
     await reload(page);
     await open(page, { node: 9 });
@@ -556,27 +722,41 @@ test("a clock past the layout's end: a clear error naming the end, nothing store
   });
 });
 
-test("stored reservations that are not valid times are reported with what to do, and never make a name unusable", { timeout: 120_000 }, async () => {
+test("stored reservations that are not valid times are reported with what to do, and never make a name unusable", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     // A reservation past the layout's end, a fraction, and a non-number, as older versions
     // or other code could have left them.
     const out = await page.evaluate(async () => {
       const g = await sd.openSnowdrift({ node: 1 });
       await g.close();
-      const put = (node, until) => new Promise((ok, fail) => {
-        const r = indexedDB.open("snowdrift");
-        r.onsuccess = () => {
-          const tx = r.result.transaction("nodes", "readwrite");
-          tx.objectStore("nodes").put({ node, until }, ["snowdrift", node]);
-          tx.oncomplete = () => { r.result.close(); ok(); };
-          tx.onerror = () => fail(tx.error);
-        };
-      });
+      const put = (node, until) =>
+        new Promise((ok, fail) => {
+          const r = indexedDB.open("snowdrift");
+          r.onsuccess = () => {
+            const tx = r.result.transaction("nodes", "readwrite");
+            tx.objectStore("nodes").put({ node, until }, ["snowdrift", node]);
+            tx.oncomplete = () => {
+              r.result.close();
+              ok();
+            };
+            tx.onerror = () => fail(tx.error);
+          };
+        });
       const late = Date.UTC(2100, 0, 1);
       await put(1, late);
       await put(2, Date.now() + 0.5);
       await put(3, "soon");
-      const fail = (o) => sd.openSnowdrift(o).then(async (x) => { const id = x.next(); await x.close(); return `opened ${x.node} ${id}`; }, (e) => `${e.name}: ${e.message}`);
+      const fail = (o) =>
+        sd.openSnowdrift(o).then(
+          async (x) => {
+            const id = x.next();
+            await x.close();
+            return `opened ${x.node} ${id}`;
+          },
+          (e) => `${e.name}: ${e.message}`,
+        );
       return {
         late: await fail({ node: 1 }),
         fraction: await fail({ node: 2 }),
@@ -584,39 +764,70 @@ test("stored reservations that are not valid times are reported with what to do,
         random: await fail({ maxNodes: 4 }),
       };
     });
-    assert.match(out.late, /^Error: the stored reservation of node 1 \(name "snowdrift"\) is 2100-01-01T00:00:00.000Z, at or past the end of the layout's time \(2093-.*\): this node id may have issued the layout's last IDs and cannot issue more; use another node id/);
+    assert.match(
+      out.late,
+      /^Error: the stored reservation of node 1 \(name "snowdrift"\) is 2100-01-01T00:00:00.000Z, at or past the end of the layout's time \(2093-.*\): this node id may have issued the layout's last IDs and cannot issue more; use another node id/,
+    );
     assert.match(out.fraction, /^opened 2 \d+$/, "a fraction is rounded up, not refused");
-    assert.match(out.junk, /^Error: the stored reservation of node 3 \(name "snowdrift"\) is "soon", not a time in milliseconds: .*use another node id/);
+    assert.match(
+      out.junk,
+      /^Error: the stored reservation of node 3 \(name "snowdrift"\) is "soon", not a time in milliseconds: .*use another node id/,
+    );
     assert.match(out.random, /^opened (?!1 |3 )\d+ \d+$/, "a random node id skips the records it cannot trust");
   });
 });
 
-test("after a visit with the clock an hour ahead: with maxAheadMs the next visit is refused, naming the reserved time and when issuing resumes; without it IDs go on ahead", { timeout: 120_000 }, async () => {
+test("after a visit with the clock an hour ahead: with maxAheadMs the next visit is refused, naming the reserved time and when issuing resumes; without it IDs go on ahead", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
-    await page.evaluate(() => { clockOffset = 3_600_000; });
+    await page.evaluate(() => {
+      clockOffset = 3_600_000;
+    });
     const { node } = await open(page);
     const ahead = await nextIds(page, 100);
     await page.evaluate(() => gen.close());
     await reload(page);
-    const refused = await page.evaluate((n) => sd.openSnowdrift({ node: n, maxAheadMs: 1000 }).then(() => "opened", (e) => `${e.name}: ${e.message}`), node);
-    assert.match(refused, /^Error: node \d+ \(name "snowdrift"\) has IDs reserved up to \d{4}-.*Z, 3,60\d s ahead of the clock \(maxAheadMs 1000\): it can issue again from \d{4}-.*Z, or use another node id$/);
+    const refused = await page.evaluate(
+      (n) =>
+        sd.openSnowdrift({ node: n, maxAheadMs: 1000 }).then(
+          () => "opened",
+          (e) => `${e.name}: ${e.message}`,
+        ),
+      node,
+    );
+    assert.match(
+      refused,
+      /^Error: node \d+ \(name "snowdrift"\) has IDs reserved up to \d{4}-.*Z, 3,60\d s ahead of the clock \(maxAheadMs 1000\): it can issue again from \d{4}-.*Z, or use another node id$/,
+    );
     await open(page, { node });
     const later = await nextIds(page, 100);
     assert.ok(min(later) > max(ahead), "IDs go on above the reservation");
-    const lead = await page.evaluate((id) => gen.decode(id).timestampMs - Date.now(), String(min(later)));
+    const lead = await page.evaluate((id) => gen.decode(id).timeMs - Date.now(), String(min(later)));
     assert.ok(lead > 3_500_000, "the first IDs are an hour ahead of the clock");
     // While running, a clock set back further than maxAheadMs is an error, not a lead.
     const running = await page.evaluate(async () => {
       const g = await sd.openSnowdrift({ name: "running", maxAheadMs: 1000 });
       g.next();
       clockOffset = -5000;
-      try { return `issued ${g.next()}`; } catch (e) { return e.message; } finally { clockOffset = 0; }
+      try {
+        return `issued ${g.next()}`;
+      } catch (e) {
+        return e.message;
+      } finally {
+        clockOffset = 0;
+      }
     });
-    assert.match(running, /^next ID would be 5\d{3} ms ahead of the clock \(limit 1000 ms, then a wait of up to 1000 ms\)$/);
+    assert.match(
+      running,
+      /^next ID would be \d+ ms ahead of the clock \(limit 1000 ms, then a wait of up to 1000 ms\)$/,
+    );
   });
 });
 
-test("after storage loss, a node id from the app with its high-water mark goes on above it, even with the clock back; persistent storage is asked for and reported", { timeout: 120_000 }, async () => {
+test("after storage loss, a node id from the app with its high-water mark goes on above it, even with the clock back; persistent storage is asked for and reported", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const first = await page.evaluate(async () => {
       window.gen = await sd.openSnowdrift({ node: 40 });
@@ -626,10 +837,13 @@ test("after storage loss, a node id from the app with its high-water mark goes o
     });
     // Site data cleared: the server still has the newest ID it received from node 40.
     const out = await page.evaluate(async (newest) => {
-      await new Promise((ok) => { const r = indexedDB.deleteDatabase("snowdrift"); r.onsuccess = r.onerror = ok; });
+      await new Promise((ok) => {
+        const r = indexedDB.deleteDatabase("snowdrift");
+        r.onsuccess = r.onerror = ok;
+      });
       localStorage.clear();
       clockOffset = -60_000;
-      const g = await sd.openSnowdrift({ node: async () => ({ node: 40, notBefore: newest }) });
+      const g = await sd.openSnowdrift({ node: async () => ({ node: 40, resumeAfter: newest }) });
       const ids = Array.from(g.nextBatch(1000), String);
       return { node: g.node, ids, persisted: await g.persisted };
     }, first);
@@ -639,7 +853,9 @@ test("after storage loss, a node id from the app with its high-water mark goes o
   });
 });
 
-test("IndexedDB upgraded by a newer version: this version lets go of its connection, a worker stops at its reservation saying why, a window goes on in localStorage, and opening reports the version instead of splitting storage", { timeout: 120_000 }, async () => {
+test("IndexedDB upgraded by a newer version: this version lets go of its connection, a worker stops at its reservation saying why, a window goes on in localStorage, and opening reports the version instead of splitting storage", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const out = await page.evaluate(async () => {
       window.gen = await sd.openSnowdrift({ reserveMs: 100 });
@@ -649,28 +865,43 @@ test("IndexedDB upgraded by a newer version: this version lets go of its connect
       const upgraded = await new Promise((ok) => {
         const r = indexedDB.open("snowdrift", 2);
         r.onupgradeneeded = () => {};
-        r.onsuccess = () => { r.result.close(); ok("upgraded"); };
+        r.onsuccess = () => {
+          r.result.close();
+          ok("upgraded");
+        };
         r.onblocked = () => ok("blocked");
         r.onerror = () => ok(`error ${r.error}`);
       });
       let stopped = "issued on";
       for (let i = 0; i < 200; i++) {
         const got = await ask({ batch: 4096 });
-        if (got.error) { stopped = got.error; break; }
+        if (got.error) {
+          stopped = got.error;
+          break;
+        }
         await new Promise((r) => setTimeout(r, 5));
       }
       worker.terminate();
       const windowIds = gen.nextBatch(200 * 4096).length;
       const reopened = await Promise.race([
-        sd.openSnowdrift({ name: "other" }).then((g) => g.storage, (e) => e.message),
+        sd.openSnowdrift({ name: "other" }).then(
+          (g) => g.storage,
+          (e) => e.message,
+        ),
         new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000)),
       ]);
       return { upgraded, stopped, windowIds, reopened };
     });
     assert.equal(out.upgraded, "upgraded");
-    assert.match(out.stopped, /^Error: IDs reached the end of the reservation stored in IndexedDB .*: it could not be renewed \(Error: IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on\)/);
+    assert.match(
+      out.stopped,
+      /^Error: IDs reached the end of the reservation stored in IndexedDB .*: it could not be renewed \(Error: IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on\)/,
+    );
     assert.equal(out.windowIds, 200 * 4096);
-    assert.equal(out.reopened, 'IndexedDB database "snowdrift" is at version 2, made by a newer version of snowdrift than this page\'s (1); reload the page to get the newer version');
+    assert.equal(
+      out.reopened,
+      'IndexedDB database "snowdrift" is at version 2, made by a newer version of snowdrift than this page\'s (1); reload the page to get the newer version',
+    );
   });
 });
 

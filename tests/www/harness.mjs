@@ -24,10 +24,11 @@ mkdirSync(SCREENSHOTS, { recursive: true });
 /** Starts the server; returns { url, stop, sent } (sent: responses and bytes so far). */
 export async function startServer() {
   const { server, url, sent } = await serve({ "/": DIST, "/pkg/": path("../../wasm/pkg/"), "/plain/": path("plain/") });
-  const stop = () => new Promise((ok) => {
-    server.closeAllConnections();
-    server.close(ok);
-  });
+  const stop = () =>
+    new Promise((ok) => {
+      server.closeAllConnections();
+      server.close(ok);
+    });
   return { url, stop, sent };
 }
 
@@ -43,8 +44,16 @@ export function launch() {
   }
   return chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     timeout: 60_000,
   });
 }

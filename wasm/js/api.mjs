@@ -11,97 +11,134 @@
 // this module, so later calls return the API made by the first. Other entry points (subpath
 // exports) import the API from the entry of their runtime rather than calling it again.
 import {
-  initSync, buffers, preset_name, layout_preset, layout_custom, layout_fact, node_from,
-  decode as wasmDecode, compose as wasmCompose, id_at, to_base32, from_base32, parse_decimal,
-  gen_new, gen_free, gen_resume, gen_next, gen_try_next, gen_fill, gen_fact, gen_set_fence,
-  objectid_generate, objectid_parse,
+  initSync,
+  buffers,
+  preset_name,
+  layout_preset,
+  layout_custom,
+  layout_fact,
+  node_from,
+  decode as wasmDecode,
+  compose as wasmCompose,
+  id_at,
+  to_base32,
+  from_base32,
+  parse_decimal,
+  gen_new,
+  gen_free,
+  gen_resume,
+  gen_next,
+  gen_try_next,
+  gen_fill,
+  gen_fact,
+  gen_set_fence,
+  objectid_generate,
+  objectid_parse,
 } from "./snowdrift_wasm.js";
 import { provide } from "./host.mjs";
+import {
+  describe,
+  wrongType,
+  intError,
+  intArg,
+  optInt,
+  strArg,
+  oneOf,
+  optFn,
+  options as checkOptions,
+} from "./check.mjs";
+// The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
+// offsets): written by `cargo xtask npm` from wasm/src/shared.rs.
+import {
+  ERR_RANGE,
+  ERR_WOULD_BLOCK,
+  POLICY_FAIL,
+  POLICY_WAIT,
+  POLICY_BORROW,
+  ORDER_NODE_SEQUENCE,
+  ORDER_SEQUENCE_NODE,
+  LAYOUT_MAX_NODE,
+  LAYOUT_MAX_DATACENTER,
+  LAYOUT_MAX_WORKER,
+  LAYOUT_SPLIT,
+  LAYOUT_FITS_I64,
+  LAYOUT_TIME_BITS,
+  LAYOUT_DATACENTER_BITS,
+  LAYOUT_WORKER_BITS,
+  LAYOUT_SEQUENCE_BITS,
+  LAYOUT_UNIT_MS,
+  LAYOUT_EPOCH_MS,
+  LAYOUT_ORDER,
+  LAYOUT_LAST_MS,
+  LAYOUT_EXHAUSTS_AT,
+  LAYOUT_MAX_SEQUENCE,
+  GEN_LAYOUT,
+  GEN_NODE,
+  GEN_ISSUED_THROUGH_MS,
+  DECODED_SPLIT,
+  DECODED_SMALL,
+  ID_AT_MIN,
+  ID_AT_MAX,
+  TEXT_CAP,
+  BATCH_CAP,
+  IO_NUM,
+  IO_ERR_KIND,
+  IO_ERR_LEN,
+  IO_ERR,
+  IO_TEXT,
+  IO_BATCH,
+} from "./constants.mjs";
 
 const MAX_ID = 0xffffffffffffffffn;
 const MAX_SAFE = 2 ** 53 - 1;
 const MAX_U32 = 4294967295;
 const MAX_BATCH = 1 << 20;
-const ERR_RANGE = 1;
-const ERR_WOULD_BLOCK = 3;
-// Offsets in the wasm's shared buffers (`Io` in wasm/src/io.rs, checked there).
-const IO_ERR_KIND = 40, IO_ERR_LEN = 44, IO_ERR = 48, IO_TEXT = 304, IO_BATCH = 4400;
-const TEXT_CAP = 4096, BATCH_CAP = 4096;
-const OPTIONS = ["layout", "node", "datacenter", "worker", "onClockBackwards", "maxWaitMs",
-  "maxAheadMs", "clock", "notBefore"];
-const LAYOUT_KEYS = ["timeBits", "nodeBits", "datacenterBits", "workerBits", "sequenceBits",
-  "unitMs", "epochMs", "order"];
-const POLICIES = { fail: 0, wait: 1, borrow: 2 };
-
-/** A value as a user would write it, for messages. */
-function describe(v) {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "bigint") return v + "n";
-  try { return String(v); } catch { return Object.prototype.toString.call(v); }
-}
-
-const typeName = (v) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
-const wrongType = (what, expected, v) =>
-  new TypeError(`${what} must be ${expected}, got ${typeName(v)} ${describe(v)}`);
-
-/** The RangeError for a number outside `min..=max` or not an integer, else undefined. */
-function intError(what, x, min, max) {
-  // As the core sees it: finite values beyond ±2^63 are not integers it could take.
-  const fraction = Number.isFinite(x) && (!Number.isInteger(x) || Math.abs(x) > 2 ** 63);
-  if (x >= min && x <= max && !fraction) return undefined;
-  return new RangeError(fraction
-    ? `${what} ${describe(x)} is not an integer (allowed ${min}..=${max})`
-    : `${what} ${describe(x)} is outside the allowed range ${min}..=${max}`);
-}
-
-/** An integer `number` in `min..=max`. */
-function intArg(what, v, min, max) {
-  if (typeof v !== "number") throw wrongType(what, "a number", v);
-  const e = intError(what, v, min, max);
-  if (e) throw e;
-  return v;
-}
-
-const optInt = (obj, key, min, max) => (obj[key] === undefined ? undefined : intArg(key, obj[key], min, max));
-
-function strArg(what, v) {
-  if (typeof v !== "string") throw wrongType(what, "a string", v);
-  return v;
-}
-
-/** Rejects keys of an options object that are not in `known` (catches typos). */
-function checkKeys(what, obj, known) {
-  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw wrongType(what, "an object", obj);
-  for (const key of Object.keys(obj)) {
-    if (!known.includes(key)) {
-      throw new RangeError(`unknown ${what} option ${describe(key)} (allowed: ${known.join(", ")})`);
-    }
-  }
-}
+const OPTIONS = [
+  "layout",
+  "node",
+  "datacenter",
+  "worker",
+  "onClockBackwards",
+  "maxWaitMs",
+  "maxAheadMs",
+  "clock",
+  "resumeAfter",
+];
+const ORDERS = ["node-sequence", "sequence-node"];
+const LAYOUT_KEYS = [
+  "timeBits",
+  "nodeBits",
+  "datacenterBits",
+  "workerBits",
+  "sequenceBits",
+  "unitMs",
+  "epochMs",
+  "order",
+];
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {
-  constructor(timestampMs, node, sequence) {
-    this.timestampMs = timestampMs;
+  constructor(timeMs, node, sequence) {
+    this.timeMs = timeMs;
     this.node = node;
     this.sequence = sequence;
   }
   /** The start of the ID's tick, as a Date (a new one each read). */
   get date() {
-    return new Date(this.timestampMs);
+    return new Date(this.timeMs);
   }
   toJSON() {
-    const { timestampMs, node, datacenter, worker, sequence } = this;
+    const { timeMs, node, datacenter, worker, sequence } = this;
     return datacenter === undefined
-      ? { timestampMs, date: this.date, node, sequence }
-      : { timestampMs, date: this.date, node, datacenter, worker, sequence };
+      ? { timeMs, date: this.date, node, sequence }
+      : { timeMs, date: this.date, node, datacenter, worker, sequence };
   }
 }
 
 /** Parts of an ID of a split layout: the same prototype (and name) as Parts, with a
  * constructor of its own, so that each kind of Parts keeps one shape. */
-function SplitParts(timestampMs, node, datacenter, worker, sequence) {
-  this.timestampMs = timestampMs;
+function SplitParts(timeMs, node, datacenter, worker, sequence) {
+  this.timeMs = timeMs;
   this.node = node;
   this.datacenter = datacenter;
   this.worker = worker;
@@ -205,18 +242,17 @@ function build(module) {
     }
     const { read, written } = encoder.encodeInto(s, u8.subarray(io + IO_TEXT, io + IO_TEXT + TEXT_CAP));
     if (read < s.length) {
-      throw new RangeError(`${what} ${describe(s.slice(0, 32) + "...")} is too long (${s.length} characters)`);
+      throw new RangeError(`${what} ${describe(`${s.slice(0, 32)}...`)} is too long (${s.length} characters)`);
     }
     return written;
   }
-  const parseError = (form, input) =>
-    new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
+  const parseError = (form, input) => new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
 
   /** An ID argument: a `bigint` in 0..=2^64-1, or its decimal string. */
   function idArg(what, v) {
     if (typeof v === "bigint") {
       if (v >= 0n && v <= MAX_ID) return v;
-      throw new RangeError(`${what} ${describe(v)} is outside 0..=18446744073709551615`);
+      throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }
     if (typeof v === "string") return idOut(parse_decimal(textIn(what, v)), () => parseError("decimal", v));
     throw wrongType(what, "a bigint or a decimal string", v);
@@ -235,10 +271,12 @@ function build(module) {
         lastLayout = ptr;
         return ptr;
       }
-      throw new RangeError(`unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`);
+      throw new RangeError(
+        `unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
+      );
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
-    checkKeys("layout", v, LAYOUT_KEYS);
+    checkOptions("layout", v, LAYOUT_KEYS);
     const required = (key) => {
       if (v[key] === undefined) throw new TypeError(`layout.${key} is required`);
       return v[key];
@@ -255,14 +293,10 @@ function build(module) {
       throw new RangeError("layout.nodeBits must equal datacenterBits + workerBits when all are given");
     }
     const unitMs = optInt(v, "unitMs", 1, MAX_U32) ?? 1;
-    let order = 0;
-    if (v.order !== undefined) {
-      const o = strArg("layout.order", v.order);
-      if (o === "sequence-node") order = 1;
-      else if (o !== "node-sequence") {
-        throw new RangeError(`layout.order ${describe(o)} is not one of "node-sequence", "sequence-node"`);
-      }
-    }
+    const order =
+      v.order === undefined || oneOf("layout.order", v.order, ORDERS) === "node-sequence"
+        ? ORDER_NODE_SEQUENCE
+        : ORDER_SEQUENCE_NODE;
     const ptr = layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
     if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
     return ptr;
@@ -272,14 +306,14 @@ function build(module) {
   function nodeArg(obj, layout) {
     const { node, datacenter, worker } = obj;
     if (datacenter === undefined && worker === undefined) {
-      return node === undefined ? 0 : intArg("node", node, 0, layout_fact(layout, 0));
+      return node === undefined ? 0 : intArg("node", node, 0, layout_fact(layout, LAYOUT_MAX_NODE));
     }
-    if (!layout_fact(layout, 3)) {
+    if (!layout_fact(layout, LAYOUT_SPLIT)) {
       throw new RangeError("this layout has no datacenter/worker split: give node instead");
     }
     const field = (key, v, max) => (v === undefined ? 0 : intArg(key, v, 0, max));
-    const d = field("datacenter", datacenter, layout_fact(layout, 1));
-    const wk = field("worker", worker, layout_fact(layout, 2));
+    const d = field("datacenter", datacenter, layout_fact(layout, LAYOUT_MAX_DATACENTER));
+    const wk = field("worker", worker, layout_fact(layout, LAYOUT_MAX_WORKER));
     const split = node_from(layout, d, wk);
     if (split < 0) throw takeError();
     // A decoded Parts object carries all three: they must agree.
@@ -291,37 +325,41 @@ function build(module) {
 
   /** `onClockBackwards` with `maxWaitMs` / `maxAheadMs`: [policy, bound]. Default: borrow, 1 s ahead. */
   function policyArg(options) {
-    const name = options.onClockBackwards === undefined ? "borrow" : strArg("onClockBackwards", options.onClockBackwards);
+    const name =
+      options.onClockBackwards === undefined
+        ? "borrow"
+        : oneOf("onClockBackwards", options.onClockBackwards, ["fail", "wait", "borrow"]);
     const wait = optInt(options, "maxWaitMs", 0, MAX_U32);
     const ahead = optInt(options, "maxAheadMs", 0, MAX_U32);
     const misplaced = (key, policy) => new RangeError(`${key} applies only to onClockBackwards: "${policy}"`);
     if ((name === "fail" || name === "wait") && ahead !== undefined) throw misplaced("maxAheadMs", "borrow");
     if ((name === "fail" || name === "borrow") && wait !== undefined) throw misplaced("maxWaitMs", "wait");
-    if (name === "fail") return [POLICIES.fail, 0];
-    if (name === "wait") return [POLICIES.wait, wait ?? 100];
-    if (name === "borrow") return [POLICIES.borrow, ahead ?? 1000];
-    throw new RangeError(`onClockBackwards ${describe(name)} is not one of "fail", "wait", "borrow"`);
+    if (name === "fail") return [POLICY_FAIL, 0];
+    if (name === "wait") return [POLICY_WAIT, wait ?? 100];
+    return [POLICY_BORROW, ahead ?? 1000];
   }
 
-    const num = io >> 3;
+  const num = (io + IO_NUM) >> 3;
   function decodeWith(layout, id) {
     // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
     if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
     // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
     // which V8 stores in the object without allocating a number for each.
     const r = wasmDecode(layout, id);
-    if (r === 2) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
-    if (r === 3) return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
+    if (r === DECODED_SMALL) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
+    if (r === (DECODED_SMALL | DECODED_SPLIT))
+      return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
     if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
-    if (r === 1) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
+    if (r === DECODED_SPLIT) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
     throw takeError();
   }
 
   // Releases a collected generator's wasm memory and clock slot. workerd has no
   // FinalizationRegistry (without a compatibility flag): there `free()` does it.
-  const registry = typeof FinalizationRegistry === "function"
-    ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
-    : { register() {}, unregister() {} };
+  const registry =
+    typeof FinalizationRegistry === "function"
+      ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
+      : { register() {}, unregister() {} };
   function release(gen, slot) {
     gen_free(gen);
     if (slot >= 0) {
@@ -331,7 +369,7 @@ function build(module) {
   }
   const FREED = -1; // an address past the end of memory: any use traps
 
-    /** A Snowflake ID generator. */
+  /** A Snowflake ID generator. */
   class Snowdrift {
     // Initialised with values of their final types (small integers, a boolean), which V8
     // then stores unboxed: next() reads them without a type check.
@@ -341,18 +379,14 @@ function build(module) {
     // A 64-bit layout: IDs from 2^63 on leave wasm as negative i64s.
     #wide = false;
 
-    /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, notBefore })`. */
+    /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, resumeAfter })`. */
     constructor(options) {
-      options = options ?? {};
-      checkKeys("Snowdrift", options, OPTIONS);
+      options = checkOptions("Snowdrift", options ?? undefined, OPTIONS);
       const layout = layoutArg(options.layout);
       const node = nodeArg(options, layout);
       const [policy, bound] = policyArg(options);
-      const clock = options.clock;
-      if (clock !== undefined && typeof clock !== "function") {
-        throw wrongType("clock", "a function returning Unix milliseconds", clock);
-      }
-      const notBefore = options.notBefore === undefined ? undefined : idArg("notBefore", options.notBefore);
+      const clock = optFn("clock", options.clock, "a function returning Unix milliseconds");
+      const resumeAfter = options.resumeAfter === undefined ? undefined : idArg("resumeAfter", options.resumeAfter);
       let slot = -1;
       if (clock !== undefined) {
         slot = freeClocks.length ? freeClocks.pop() : clocks.length;
@@ -360,7 +394,7 @@ function build(module) {
       }
       const gen = gen_new(layout, node, policy, bound, slot);
       views();
-      if (gen === 0 || (notBefore !== undefined && gen_resume(gen, notBefore) < 0)) {
+      if (gen === 0 || (resumeAfter !== undefined && gen_resume(gen, resumeAfter) < 0)) {
         const error = takeError();
         if (gen !== 0) gen_free(gen);
         if (slot >= 0) {
@@ -371,8 +405,8 @@ function build(module) {
       }
       this.#gen = gen;
       this.#slot = slot;
-      this.#layout = gen_fact(gen, 0);
-      this.#wide = layout_fact(layout, 4) === 0;
+      this.#layout = gen_fact(gen, GEN_LAYOUT);
+      this.#wide = layout_fact(layout, LAYOUT_FITS_I64) === 0;
       registry.register(this, { gen, slot }, this);
     }
 
@@ -392,7 +426,7 @@ function build(module) {
       n = intArg("n", n, 1, MAX_BATCH);
       const out = new BigUint64Array(n);
       const at = (io + IO_BATCH) >> 3;
-      for (let done = 0; done < n;) {
+      for (let done = 0; done < n; ) {
         const k = Math.min(n - done, BATCH_CAP);
         if (gen_fill(this.#gen, k) < 0) throw takeError();
         out.set(u64.subarray(at, at + k), done);
@@ -422,12 +456,12 @@ function build(module) {
 
     /** A Unix millisecond at or after the time of every ID issued so far. */
     get issuedThroughMs() {
-      return gen_fact(this.#gen, 2);
+      return gen_fact(this.#gen, GEN_ISSUED_THROUGH_MS);
     }
 
     /** The node id. */
     get node() {
-      return gen_fact(this.#gen, 1);
+      return gen_fact(this.#gen, GEN_NODE);
     }
 
     /** Releases the wasm memory now instead of when the object is garbage-collected.
@@ -497,7 +531,11 @@ function build(module) {
   }
 
   // The package ships minified: keep the names Node's console and stack traces show.
-  for (const [c, name] of [[Parts, "Parts"], [Snowdrift, "Snowdrift"], [ObjectId, "ObjectId"]]) {
+  for (const [c, name] of [
+    [Parts, "Parts"],
+    [Snowdrift, "Snowdrift"],
+    [ObjectId, "ObjectId"],
+  ]) {
     Object.defineProperty(c, "name", { value: name });
   }
   if (typeof Symbol.dispose === "symbol") {
@@ -516,13 +554,46 @@ function build(module) {
     compose(parts, layout) {
       const l = layoutArg(layout);
       if (typeof parts !== "object" || parts === null) throw wrongType("parts", "an object", parts);
-      let time = parts.timestampMs;
+      let time = parts.timeMs;
       if (time === undefined && parts.date instanceof Date) time = parts.date.getTime();
-      if (time === undefined) throw new TypeError("parts.timestampMs is required");
-      const timeMs = intArg("timestampMs", time, 0, MAX_SAFE);
+      if (time === undefined) throw new TypeError("parts.timeMs is required");
+      const timeMs = intArg("timeMs", time, 0, MAX_SAFE);
       const sequence = parts.sequence === undefined ? 0 : intArg("sequence", parts.sequence, 0, MAX_SAFE);
       const node = nodeArg(parts, l);
       return idOut(wasmCompose(l, timeMs, node, sequence));
+    },
+    /**
+     * `layoutInfo(layout?)`: what a layout is, as the core has it: field widths and order,
+     * tick and epoch, the node range (and its datacenter/worker split), and when the time
+     * field runs out. A preset name, a layout object, or the default.
+     */
+    layoutInfo(layout) {
+      const l = layoutArg(layout);
+      const fact = (field) => layout_fact(l, field);
+      const datacenterBits = fact(LAYOUT_DATACENTER_BITS);
+      const workerBits = fact(LAYOUT_WORKER_BITS);
+      const timeBits = fact(LAYOUT_TIME_BITS);
+      const sequenceBits = fact(LAYOUT_SEQUENCE_BITS);
+      const split = fact(LAYOUT_SPLIT) === 1;
+      return {
+        timeBits,
+        nodeBits: datacenterBits + workerBits,
+        datacenterBits,
+        workerBits,
+        sequenceBits,
+        totalBits: timeBits + datacenterBits + workerBits + sequenceBits,
+        order: fact(LAYOUT_ORDER) === ORDER_SEQUENCE_NODE ? "sequence-node" : "node-sequence",
+        unitMs: fact(LAYOUT_UNIT_MS),
+        epochMs: fact(LAYOUT_EPOCH_MS),
+        split,
+        maxNode: fact(LAYOUT_MAX_NODE),
+        maxDatacenter: fact(LAYOUT_MAX_DATACENTER),
+        maxWorker: fact(LAYOUT_MAX_WORKER),
+        maxSequence: fact(LAYOUT_MAX_SEQUENCE),
+        fitsI64: fact(LAYOUT_FITS_I64) === 1,
+        lastTickMs: fact(LAYOUT_LAST_MS),
+        exhaustsAtMs: fact(LAYOUT_EXHAUSTS_AT),
+      };
     },
     /** `toBase32(id)`: 13 Crockford base32 characters that sort like the number. */
     toBase32(id) {
@@ -530,8 +601,21 @@ function build(module) {
       to_base32(id);
       // 13 characters, read one by one (no subarray, no apply).
       const t = io + IO_TEXT;
-      return String.fromCharCode(u8[t], u8[t + 1], u8[t + 2], u8[t + 3], u8[t + 4], u8[t + 5],
-        u8[t + 6], u8[t + 7], u8[t + 8], u8[t + 9], u8[t + 10], u8[t + 11], u8[t + 12]);
+      return String.fromCharCode(
+        u8[t],
+        u8[t + 1],
+        u8[t + 2],
+        u8[t + 3],
+        u8[t + 4],
+        u8[t + 5],
+        u8[t + 6],
+        u8[t + 7],
+        u8[t + 8],
+        u8[t + 9],
+        u8[t + 10],
+        u8[t + 11],
+        u8[t + 12],
+      );
     },
     /** `fromBase32(text)`: the ID written as 13 Crockford base32 characters. */
     fromBase32(text) {
@@ -547,12 +631,14 @@ function build(module) {
       const t = strArg("text", text).replace(/[\s_,]/g, "");
       if (/^-\d+$/.test(t)) {
         const v = BigInt(t);
-        if (v < -(1n << 63n)) throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
+        if (v < -(1n << 63n))
+          throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
         return BigInt.asUintN(64, v);
       }
       if (/^\d+$/.test(t)) return idArg("id", t);
       if (/^0x/i.test(t) || /^[0-9a-f]{16}$/i.test(t)) {
-        if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t)) throw new RangeError(`id ${describe(text)} is not 1 to 16 hex digits after 0x`);
+        if (!/^(0x)?[0-9a-f]{1,16}$/i.test(t))
+          throw new RangeError(`id ${describe(text)} is not 1 to 16 hex digits after 0x`);
         return BigInt(/^0x/i.test(t) ? t : `0x${t}`);
       }
       const b32 = t.replace(/-/g, "");
@@ -562,12 +648,12 @@ function build(module) {
     /** `minIdAt(timeMs, layout?)`: the smallest ID any node makes in the tick of `timeMs`. */
     minIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 0));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), ID_AT_MIN));
     },
     /** `maxIdAt(timeMs, layout?)`: the largest ID any node makes in the tick of `timeMs`. */
     maxIdAt(timeMs, layout) {
       const l = layoutArg(layout);
-      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), 1));
+      return idOut(id_at(l, intArg("timeMs", timeMs, 0, MAX_SAFE), ID_AT_MAX));
     },
   };
 }

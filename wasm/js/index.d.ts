@@ -39,7 +39,7 @@ export interface SnowdriftOptions {
   /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. It must not call a generator (that throws). */
   clock?: () => number;
   /** Never issue an ID at or below this one (a high-water mark saved by an earlier run). */
-  notBefore?: bigint | string;
+  resumeAfter?: bigint | string;
 }
 
 /**
@@ -50,7 +50,7 @@ export interface SnowdriftOptions {
  */
 export interface Parts {
   /** Start of the ID's tick, Unix milliseconds. */
-  timestampMs: number;
+  timeMs: number;
   /** The same instant as a Date. */
   readonly date: Date;
   node: number;
@@ -59,9 +59,44 @@ export interface Parts {
   sequence: number;
 }
 
-/** The input of `compose`: `timestampMs` (or `date`), `node` or `datacenter` + `worker`, `sequence` (default 0). */
+/** What a layout is, as the core has it (`layoutInfo`). */
+export interface LayoutInfo {
+  timeBits: number;
+  /** The whole node field: `datacenterBits + workerBits`. */
+  nodeBits: number;
+  /** 0 when the node is not split. */
+  datacenterBits: number;
+  /** The whole node field when it is not split. */
+  workerBits: number;
+  sequenceBits: number;
+  /** All fields together (at most 64). */
+  totalBits: number;
+  /** Field order below the time field. */
+  order: "node-sequence" | "sequence-node";
+  /** Milliseconds per tick of the time field. */
+  unitMs: number;
+  /** Unix ms of tick 0. */
+  epochMs: number;
+  /** Whether the node is split into datacenter + worker. */
+  split: boolean;
+  /** Node ids are 0..=maxNode. */
+  maxNode: number;
+  /** 0 when the node is not split. */
+  maxDatacenter: number;
+  maxWorker: number;
+  /** IDs per tick per node: maxSequence + 1. */
+  maxSequence: number;
+  /** Every ID is a non-negative signed 64-bit integer (at most 63 bits). */
+  fitsI64: boolean;
+  /** Unix ms at which the last tick starts: the last time an ID can be made. */
+  lastTickMs: number;
+  /** Unix ms at which the time field runs out: no ID has this time or a later one. */
+  exhaustsAtMs: number;
+}
+
+/** The input of `compose`: `timeMs` (or `date`), `node` or `datacenter` + `worker`, `sequence` (default 0). */
 export interface PartsInput {
-  timestampMs?: number;
+  timeMs?: number;
   date?: Date;
   node?: number;
   datacenter?: number;
@@ -116,6 +151,10 @@ export declare function parseId(text: string): bigint;
 export declare function minIdAt(timeMs: number, layout?: Layout): bigint;
 /** The largest ID any node makes in the tick holding `timeMs`. */
 export declare function maxIdAt(timeMs: number, layout?: Layout): bigint;
+
+/** What a layout is (the default unless given): widths, order, tick, epoch, node range,
+ * when it runs out. @throws {RangeError} an unknown or invalid layout. */
+export declare function layoutInfo(layout?: Layout): LayoutInfo;
 
 /** A MongoDB ObjectId: 4 bytes of seconds, 5 random bytes per process, a 3-byte counter. */
 export declare class ObjectId {

@@ -2,4 +2,4 @@
 // mixing both styles shares one module state (no dual-package hazard).
 import { createRequire } from "node:module";
 const m = createRequire(import.meta.url)("./node.cjs");
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt } = m;
+export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } = m;

@@ -9,11 +9,13 @@ const { join } = require("node:path");
 const { createHash, randomBytes } = require("node:crypto");
 const { hostname } = require("node:os");
 const { performance } = require("node:perf_hooks");
-const { Snowdrift, decode, maxIdAt } = require("./node.cjs");
+const { Snowdrift, layoutInfo, maxIdAt } = require("./node.cjs");
+// Bundled in by `cargo xtask npm` (node.cjs stays a separate file: one wasm instance).
+const { describe, wrongType, optInt, strArg, optFn, options: checkOptions } = require("./check.mjs");
 
 const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock"];
 // Generator options a lease decides itself.
-const FIXED = ["layout", "node", "datacenter", "worker", "notBefore"];
+const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
 const MAX_NODE_BITS = 32;
 // While a new (or data-lost) space's first lease is not yet usable, renew this often.
 const USABLE_POLL_MS = 100;
@@ -21,51 +23,20 @@ const USABLE_POLL_MS = 100;
 const EXIT_RELEASE_MS = 1000;
 const CODE = /^(LEASED|CONFIG|LOST) /;
 
-const describe = (v) => (typeof v === "string" ? JSON.stringify(v) : typeof v === "bigint" ? `${v}n` : String(v));
-const typeName = (v) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
-const wrongType = (what, expected, v) => new TypeError(`${what} must be ${expected}, got ${typeName(v)} ${describe(v)}`);
-
-function intOption(what, v, min, max, fallback) {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number") throw wrongType(what, "a number", v);
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new RangeError(Number.isInteger(v) || !Number.isFinite(v)
-      ? `${what} ${describe(v)} is outside the allowed range ${min}..=${max}`
-      : `${what} ${describe(v)} is not an integer (allowed ${min}..=${max})`);
-  }
-  return v;
-}
-
-/** What a lease needs to know of a layout: its node bits, epoch and tick, read off IDs
- * the wasm composes (an ID with every node bit set, ID 0, the first ID of the next tick),
- * and `text`, the layout as the space records it: the same text the Rust crate's
- * `Space::layout_text` gives, so Rust and Node clients of one layout share a space. */
+/** What a lease needs to know of a layout (from the core, `layoutInfo`): its node bits,
+ * epoch and tick, and `text`, the layout as the space records it: the same text the Rust
+ * crate's `Space::layout_text` gives, so Rust and Node clients of one layout share a space. */
 function layoutFacts(layout) {
-  const now = Date.now();
-  const top = maxIdAt(now, layout); // every node and sequence bit set
-  const parts = decode(top, layout);
-  const nodeBits = Math.round(Math.log2(parts.node + 1));
+  const { timeBits, nodeBits, sequenceBits, unitMs, epochMs, order: o } = layoutInfo(layout);
   if (nodeBits > MAX_NODE_BITS) {
     throw new RangeError(`the layout has ${nodeBits} node bits; leases cover at most ${MAX_NODE_BITS}`);
   }
-  const sequenceBits = Math.round(Math.log2(parts.sequence + 1));
-  const tickMs = decode(top + 1n, layout).timestampMs - decode(top, layout).timestampMs;
-  const epochMs = decode(0n, layout).timestampMs;
-  // The layout's width: the widest ID with every bit set that it decodes.
-  let width = 64;
-  for (; width > 0; width--) {
-    try {
-      decode((1n << BigInt(width)) - 1n, layout);
-      break;
-    } catch {
-      // wider than the layout
-    }
-  }
-  // ID 1 has the lowest bit set: the sequence's when the node is above it.
-  const order = nodeBits === 0 || sequenceBits === 0 || decode(1n, layout).sequence === 1
-    ? "node above sequence" : "sequence above node";
-  const text = `time ${width - nodeBits - sequenceBits} bits of ${tickMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
-  return { capacity: 2 ** nodeBits, epochMs, tickMs, text };
+  // With an empty node or sequence field the order cannot be seen in an ID: Rust names it
+  // "node above sequence" then.
+  const order =
+    nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
+  const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
+  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
 }
 
 /** The four keys of a space: one hash tag, so one Redis Cluster slot. */
@@ -88,10 +59,14 @@ function evalWith(client) {
   let call;
   if (typeof client.evalSha === "function" && typeof client.eval === "function") {
     // node-redis
-    call = (cmd, body, keys, args) => (cmd === "sha" ? client.evalSha(body, { keys, arguments: args }) : client.eval(body, { keys, arguments: args }));
+    call = (cmd, body, keys, args) =>
+      cmd === "sha" ? client.evalSha(body, { keys, arguments: args }) : client.eval(body, { keys, arguments: args });
   } else if (typeof client.evalsha === "function" && typeof client.eval === "function") {
     // ioredis
-    call = (cmd, body, keys, args) => (cmd === "sha" ? client.evalsha(body, keys.length, ...keys, ...args) : client.eval(body, keys.length, ...keys, ...args));
+    call = (cmd, body, keys, args) =>
+      cmd === "sha"
+        ? client.evalsha(body, keys.length, ...keys, ...args)
+        : client.eval(body, keys.length, ...keys, ...args);
   } else {
     throw wrongType("the Redis client", "a node-redis or ioredis client (with evalSha or evalsha)", client);
   }
@@ -115,10 +90,11 @@ function scriptError(e) {
   return m[1] === "LOST" ? new Error(message) : new RangeError(message);
 }
 
-const sleep = (ms, ref = true) => new Promise((resolve) => {
-  const t = setTimeout(resolve, ms);
-  if (!ref) t.unref();
-});
+const sleep = (ms, ref = true) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    if (!ref) t.unref();
+  });
 
 /** `p`, or a rejection with `message` after `ms` (the timer never holds the process). */
 function within(p, ms, message, ref = false) {
@@ -222,7 +198,9 @@ class Lease {
     const deadline = performance.now() + this.#ttl + this.#skew;
     while (this.until - this.notBefore <= this.#facts.tickMs) {
       if (performance.now() > deadline) {
-        throw new Error(`${this.#what()} is not usable after ${this.#ttl + this.#skew} ms (fence ${this.until}, not before ${this.notBefore})`);
+        throw new Error(
+          `${this.#what()} is not usable after ${this.#ttl + this.#skew} ms (fence ${this.until}, not before ${this.notBefore})`,
+        );
       }
       await sleep(USABLE_POLL_MS);
       // A renewal that gets no answer is given up on here (it may still land).
@@ -250,9 +228,17 @@ class Lease {
   #armLapse() {
     clearTimeout(this.#lapseTimer);
     const limit = this.#ttl - this.#skew;
-    this.#lapseTimer = setTimeout(() => {
-      this.#stop("lapsed", new Error(`${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${this.#ttl} ms, skew ${this.#skew} ms)`));
-    }, Math.max(0, this.#okSentAt + limit - performance.now()));
+    this.#lapseTimer = setTimeout(
+      () => {
+        this.#stop(
+          "lapsed",
+          new Error(
+            `${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${this.#ttl} ms, skew ${this.#skew} ms)`,
+          ),
+        );
+      },
+      Math.max(0, this.#okSentAt + limit - performance.now()),
+    );
     this.#lapseTimer.unref();
   }
 
@@ -290,10 +276,12 @@ class Lease {
   }
 
   /** The generator of this lease (one per lease: a second would repeat IDs). Options as
-   * `new Snowdrift` takes, but the layout, node and notBefore are the lease's. */
+   * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
   generator(options) {
+    // Its keys are checked by new Snowdrift; those the lease sets, here.
     options = options ?? {};
-    if (typeof options !== "object" || Array.isArray(options)) throw wrongType("options", "an object", options);
+    if (typeof options !== "object" || Array.isArray(options))
+      throw wrongType("generator options", "an object", options);
     for (const k of FIXED) {
       if (options[k] !== undefined) throw new RangeError(`option ${describe(k)} is the lease's to set`);
     }
@@ -303,7 +291,7 @@ class Lease {
     }
     const opts = { clock: this.#clock, ...options, layout: this.#layout, node: this.node };
     if (opts.clock === undefined) delete opts.clock;
-    if (this.notBefore >= this.#facts.epochMs) opts.notBefore = maxIdAt(this.notBefore, this.#layout);
+    if (this.notBefore >= this.#facts.epochMs) opts.resumeAfter = maxIdAt(this.notBefore, this.#layout);
     const gen = new Snowdrift(opts);
     gen.setFenceMs(this.until);
     this.#gen = gen;
@@ -329,27 +317,23 @@ Object.defineProperty(Lease, "name", { value: "Lease" });
 
 /** Leases a node id of the space `options.key`; resolves once the lease is usable. */
 async function leaseNode(client, options) {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw wrongType("options", "an object", options);
-  for (const k of Object.keys(options)) {
-    if (!OPTIONS.includes(k)) throw new RangeError(`unknown leaseNode option ${describe(k)} (allowed: ${OPTIONS.join(", ")})`);
-  }
-  const space = options.key;
-  if (typeof space !== "string") throw wrongType("key", "a string", space);
+  options = checkOptions("leaseNode", options, OPTIONS);
+  const space = strArg("key", options.key);
   if (space.length === 0) throw new RangeError("key must not be empty");
-  if (/[{}]/.test(space)) throw new RangeError(`key ${describe(space)} must not contain '{' or '}' (the keys' hash tag)`);
+  if (/[{}]/.test(space))
+    throw new RangeError(`key ${describe(space)} must not contain '{' or '}' (the keys' hash tag)`);
   const facts = layoutFacts(options.layout);
-  const ttl = intOption("ttlMs", options.ttlMs, 100, 86_400_000, 10_000);
+  const ttl = optInt(options, "ttlMs", 100, 86_400_000, 10_000);
   const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
   if (options.skewMs === undefined && maxSkew < 1000) {
-    throw new RangeError(`skewMs 1000 (the default) is outside the allowed range 0..=${maxSkew} (below ttlMs / 2): give skewMs`);
+    throw new RangeError(
+      `skewMs 1000 (the default) is outside the allowed range 0..=${maxSkew} (below ttlMs / 2): give skewMs`,
+    );
   }
-  const skew = intOption("skewMs", options.skewMs, 0, maxSkew, 1000);
-  const renewEvery = intOption("renewEveryMs", options.renewEveryMs, 1, ttl - skew - 1, Math.floor(ttl / 3));
-  const holder = options.holder ?? `node pid ${process.pid} on ${hostname()}`;
-  if (typeof holder !== "string") throw wrongType("holder", "a string", holder);
-  if (options.clock !== undefined && typeof options.clock !== "function") {
-    throw wrongType("clock", "a function returning Unix milliseconds", options.clock);
-  }
+  const skew = optInt(options, "skewMs", 0, maxSkew, 1000);
+  const renewEvery = optInt(options, "renewEveryMs", 1, ttl - skew - 1, Math.floor(ttl / 3));
+  const holder = strArg("holder", options.holder ?? `node pid ${process.pid} on ${hostname()}`);
+  optFn("clock", options.clock, "a function returning Unix milliseconds");
   const run = evalWith(client);
   const keys = keysOf(space);
   const token = randomBytes(16).toString("hex");
@@ -362,8 +346,20 @@ async function leaseNode(client, options) {
   }
   const [node, notBefore, until] = reply.map(Number);
   const lease = new Lease({
-    run, keys, space, token, layout: options.layout, facts, ttl, skew, renewEvery,
-    clock: options.clock, sentAt, node, notBefore, until,
+    run,
+    keys,
+    space,
+    token,
+    layout: options.layout,
+    facts,
+    ttl,
+    skew,
+    renewEvery,
+    clock: options.clock,
+    sentAt,
+    node,
+    notBefore,
+    until,
   });
   try {
     await lease._usable();

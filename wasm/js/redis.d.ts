@@ -1,10 +1,12 @@
 import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
 
+// biome-ignore-start lint/suspicious/noExplicitAny: each client's own eval signature must fit
 /** A node-redis client or cluster (`createClient`, `createCluster`), or an ioredis one
  * (`new Redis`, `new Redis.Cluster`): anything with `evalSha`/`eval` or `evalsha`/`eval`. */
 export type RedisClient =
   | { evalSha(...args: any[]): Promise<unknown>; eval(...args: any[]): Promise<unknown> }
   | { evalsha(...args: any[]): Promise<unknown>; eval(...args: any[]): Promise<unknown> };
+// biome-ignore-end lint/suspicious/noExplicitAny: each client's own eval signature must fit
 
 export interface LeaseOptions {
   /** The space's name (`"ids:orders"`); its Redis keys are `{<key>}:meta` and so on. */
@@ -44,7 +46,7 @@ export declare class Lease {
    * The generator of the lease, fenced to it: once the lease stops, its calls throw.
    * @throws {Error} on a second call (one generator per lease), or when the lease stopped.
    */
-  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "notBefore">): Snowdrift;
+  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">): Snowdrift;
   /** Stops the generator and hands the id on to the next holder. Idempotent. */
   release(): Promise<void>;
 }

@@ -9,6 +9,7 @@ use snowdrift::{Layout, Order, Parts, text};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::io::{self, ERR_RANGE, fail, id_result, text_in, text_out};
+use crate::shared::*;
 
 struct Slot(UnsafeCell<Layout>);
 // SAFETY: one thread per module instance (see lib.rs).
@@ -59,7 +60,7 @@ pub fn layout_custom(
         .sequence_bits(sequence_bits)
         .unit_ms(unit_ms)
         .epoch_ms(epoch_ms as u64)
-        .order(if order == 1 {
+        .order(if order == ORDER_SEQUENCE_NODE {
             Order::SequenceThenNode
         } else {
             Order::NodeThenSequence
@@ -82,9 +83,10 @@ pub fn layout_custom(
     }
 }
 
-/// Facts about a layout JS needs: field 0 the largest node id, 1 the largest datacenter
-/// id, 2 the largest worker id, 3 whether the node is split (1), 4 whether every ID fits
-/// in 63 bits (1; else IDs from 2^63 on cross as negative `i64`s).
+/// Facts about a layout, one field at a time (`LAYOUT_*` in shared.rs: largest node,
+/// datacenter and worker ids, split, fits in 63 bits, field widths, unit, epoch, order,
+/// last tick, when it runs out); 0 for an unknown field. JS reads them for its checks and
+/// for `layoutInfo`.
 ///
 /// # Safety
 /// `layout` is an address from `layout_*` or `gen_fact`.
@@ -93,11 +95,25 @@ pub unsafe fn layout_fact(layout: *const Layout, field: u32) -> f64 {
     // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
     let l = unsafe { &*layout };
     (match field {
-        0 => l.max_node(),
-        1 => l.max_datacenter(),
-        2 => l.max_worker(),
-        3 => u64::from(l.is_split()),
-        _ => u64::from(l.fits_i64()),
+        LAYOUT_MAX_NODE => l.max_node(),
+        LAYOUT_MAX_DATACENTER => l.max_datacenter(),
+        LAYOUT_MAX_WORKER => l.max_worker(),
+        LAYOUT_SPLIT => u64::from(l.is_split()),
+        LAYOUT_FITS_I64 => u64::from(l.fits_i64()),
+        LAYOUT_TIME_BITS => u64::from(l.time_bits()),
+        LAYOUT_DATACENTER_BITS => u64::from(l.datacenter_bits()),
+        LAYOUT_WORKER_BITS => u64::from(l.worker_bits()),
+        LAYOUT_SEQUENCE_BITS => u64::from(l.sequence_bits()),
+        LAYOUT_UNIT_MS => u64::from(l.unit_ms()),
+        LAYOUT_EPOCH_MS => l.epoch_ms(),
+        LAYOUT_ORDER => match l.order() {
+            Order::NodeThenSequence => u64::from(ORDER_NODE_SEQUENCE),
+            Order::SequenceThenNode => u64::from(ORDER_SEQUENCE_NODE),
+        },
+        LAYOUT_LAST_MS => l.last_ms(),
+        LAYOUT_EXHAUSTS_AT => l.exhausts_at(),
+        LAYOUT_MAX_SEQUENCE => l.max_sequence(),
+        _ => 0,
     }) as f64
 }
 
@@ -152,11 +168,6 @@ pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
     }
 }
 
-/// `decode`'s result bit: the layout splits the node into datacenter + worker.
-const DECODED_SPLIT: i32 = 1;
-/// `decode`'s result bit: node, datacenter, worker and sequence are below 2^31.
-const DECODED_SMALL: i32 = 2;
-
 /// The ID of these parts (each an integer already checked against 0..2^53), or -1 with
 /// the error recorded.
 ///
@@ -185,7 +196,7 @@ pub unsafe fn id_at(layout: *const Layout, time_ms: f64, max: u32) -> i64 {
     // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
     let l = unsafe { &*layout };
     let ms = time_ms as u64;
-    let id = if max == 0 {
+    let id = if max == ID_AT_MIN {
         l.min_id_at(ms)
     } else {
         l.max_id_at(ms)

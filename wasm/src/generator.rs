@@ -15,11 +15,7 @@ pub struct Gen {
     pub(crate) layout: Layout,
 }
 
-/// `onClockBackwards: "fail"`.
-pub const POLICY_FAIL: u32 = 0;
-/// `onClockBackwards: "wait"`, `bound` = `maxWaitMs`.
-pub const POLICY_WAIT: u32 = 1;
-// Anything else: `onClockBackwards: "borrow"` (2), `bound` = `maxAheadMs`.
+use crate::shared::{GEN_LAYOUT, GEN_NODE, POLICY_FAIL, POLICY_WAIT};
 
 /// A new generator on `*layout` for `node` (checked by the core), with the policy and its
 /// bound, on `Date.now` (`clock` = -1) or the user's clock function number `clock`.
@@ -192,8 +188,9 @@ pub unsafe fn gen_fill(generator: *mut Gen, n: u32) -> i32 {
     done as i32
 }
 
-/// Facts about a generator: field 0 the address of its layout (for `decode`), 1 its node
-/// id, 2 a Unix millisecond at or after the time of every ID it has issued.
+/// Facts about a generator: [`GEN_LAYOUT`] the address of its layout (for `decode`),
+/// [`GEN_NODE`] its node id, else (`GEN_ISSUED_THROUGH_MS`) a Unix millisecond at or after
+/// the time of every ID it has issued.
 ///
 /// # Safety
 /// `generator` is a live generator from `gen_new`.
@@ -202,8 +199,8 @@ pub unsafe fn gen_fact(generator: *mut Gen, field: u32) -> f64 {
     // SAFETY: the caller's contract.
     let generator = unsafe { &*generator };
     match field {
-        0 => &generator.layout as *const Layout as usize as f64,
-        1 => generator.generator.node() as f64,
+        GEN_LAYOUT => &generator.layout as *const Layout as usize as f64,
+        GEN_NODE => generator.generator.node() as f64,
         _ => generator.generator.issued_through_ms() as f64,
     }
 }

@@ -3,17 +3,7 @@
 use core::cell::UnsafeCell;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-/// Error kind: a value out of range (JS `RangeError`).
-pub const ERR_RANGE: u32 = 1;
-/// Error kind: the clock or the generator failed (JS `Error`).
-pub const ERR_PLAIN: u32 = 2;
-/// Error kind: no ID without waiting (`tryNext` returns `undefined`).
-pub const ERR_WOULD_BLOCK: u32 = 3;
-
-/// Capacity of the text buffer, in bytes.
-pub const TEXT_CAP: usize = 4096;
-/// Capacity of the batch buffer, in IDs.
-pub const BATCH_CAP: usize = 4096;
+pub use crate::shared::{BATCH_CAP, ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK, TEXT_CAP};
 /// Capacity of the error message buffer, in bytes (every core message is far shorter).
 const MESSAGE_CAP: usize = 256;
 
@@ -154,12 +144,14 @@ pub fn id_result<E>(r: Result<u64, E>, on_err: impl FnOnce(E)) -> i64 {
     }
 }
 
-// The offsets `wasm/js/api.mjs` reads at (`IO_*` there).
+// The offsets `wasm/js/api.mjs` reads at: the `IO_*` of shared.rs, which the build writes
+// into its constants module.
 const _: () = {
-    assert!(core::mem::offset_of!(Io, num) == 0);
-    assert!(core::mem::offset_of!(Io, err_kind) == 40);
-    assert!(core::mem::offset_of!(Io, err_len) == 44);
-    assert!(core::mem::offset_of!(Io, err) == 48);
-    assert!(core::mem::offset_of!(Io, text) == 304);
-    assert!(core::mem::offset_of!(Io, batch) == 4400);
+    use crate::shared::{IO_BATCH, IO_ERR, IO_ERR_KIND, IO_ERR_LEN, IO_NUM, IO_TEXT};
+    assert!(core::mem::offset_of!(Io, num) == IO_NUM);
+    assert!(core::mem::offset_of!(Io, err_kind) == IO_ERR_KIND);
+    assert!(core::mem::offset_of!(Io, err_len) == IO_ERR_LEN);
+    assert!(core::mem::offset_of!(Io, err) == IO_ERR);
+    assert!(core::mem::offset_of!(Io, text) == IO_TEXT);
+    assert!(core::mem::offset_of!(Io, batch) == IO_BATCH);
 };

@@ -7,7 +7,9 @@
 //! as `i64` (a JS `bigint`, never converted), small integers as `f64` or `u32`, layouts and
 //! generators as wasm addresses. No export returns a `Result` or takes a class: a call that
 //! can fail returns a sentinel (`-1`, or a null address) and records the error in [`io`]:
-//! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. As
+//! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. The
+//! numbers both sides use (kinds, codes, fields, offsets) are in `shared.rs`, from which the
+//! build writes JS's copy. As
 //! `-1` is also the bit pattern of the ID 2^64-1, JS reads the kind before it believes a
 //! `-1`. The exception is `gen_next`, the hot path: on failure it calls the `raise` import,
 //! which throws the recorded error into the caller, so JS checks nothing after it (the call
@@ -38,6 +40,7 @@ mod generator;
 mod io;
 mod objectid;
 mod pool;
+mod shared;
 
 pub use io::{ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK};
 

@@ -5,11 +5,26 @@ import { PRESETS, describeLayout, fields, layoutSummary, namesOf, presetLayout }
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  layout: $("layout"), layoutInfo: $("layout-info"), custom: $("custom"), customError: $("custom-error"),
-  form: $("generate-form"), node: $("node"), count: $("count"), status: $("status"), ids: $("ids"),
-  copyDec: $("copy-dec"), copyB32: $("copy-b32"), decodeLast: $("decode-last"),
-  box: $("ids-box"), input: $("decode-input"), decodeLayout: $("decode-layout"), suggest: $("suggest"),
-  decoded: $("decoded"), rangeTime: $("range-time"), rangeOut: $("range-out"), offline: $("offline"),
+  layout: $("layout"),
+  layoutInfo: $("layout-info"),
+  custom: $("custom"),
+  customError: $("custom-error"),
+  form: $("generate-form"),
+  node: $("node"),
+  count: $("count"),
+  status: $("status"),
+  ids: $("ids"),
+  copyDec: $("copy-dec"),
+  copyB32: $("copy-b32"),
+  decodeLast: $("decode-last"),
+  box: $("ids-box"),
+  input: $("decode-input"),
+  decodeLayout: $("decode-layout"),
+  suggest: $("suggest"),
+  decoded: $("decoded"),
+  rangeTime: $("range-time"),
+  rangeOut: $("range-out"),
+  offline: $("offline"),
 };
 const customInputs = ["c-time", "c-node", "c-dc", "c-seq", "c-unit", "c-epoch", "c-order"].map($);
 const MAX_COUNT = 100_000;
@@ -26,10 +41,17 @@ function customLayout() {
     return Number(v);
   };
   const epochMs = /^\d+$/.test(epoch) ? Number(epoch) : Date.parse(epoch);
-  if (!Number.isFinite(epochMs)) throw new RangeError(`epoch ${JSON.stringify(epoch)} is neither an ISO time nor Unix milliseconds`);
+  if (!Number.isFinite(epochMs))
+    throw new RangeError(`epoch ${JSON.stringify(epoch)} is neither an ISO time nor Unix milliseconds`);
   const nodeBits = int("node bits", node);
   const datacenterBits = int("datacenter bits", dc || "0");
-  const spec = { timeBits: int("time bits", time), sequenceBits: int("sequence bits", seq), unitMs: int("tick", unit), epochMs, order };
+  const spec = {
+    timeBits: int("time bits", time),
+    sequenceBits: int("sequence bits", seq),
+    unitMs: int("tick", unit),
+    epochMs,
+    order,
+  };
   if (datacenterBits === 0) return { ...spec, nodeBits };
   if (datacenterBits > nodeBits) throw new RangeError(`datacenter bits ${datacenterBits} exceed node bits ${nodeBits}`);
   return { ...spec, datacenterBits, workerBits: nodeBits - datacenterBits };
@@ -49,14 +71,18 @@ function showLayout() {
   try {
     const { facts } = selected();
     ui.layoutInfo.textContent = layoutSummary(facts, namesOf(ui.layout.value));
-    ranOut = facts.endMs <= Date.now();
+    ranOut = facts.exhaustsAtMs <= Date.now();
   } catch (e) {
     ui.layoutInfo.textContent = "";
     ui.customError.textContent = words(e.message);
   }
   // A layout whose time field has run out can decode, not make IDs.
   ui.form.querySelector("button").disabled = ranOut;
-  if (ranOut) setStatus(`This layout ran out of time on ${day(selected().facts.endMs)}: it can no longer make IDs. Pick another layout to make IDs; decoding still works.`, true);
+  if (ranOut)
+    setStatus(
+      `This layout ran out of time on ${day(selected().facts.exhaustsAtMs)}: it can no longer make IDs. Pick another layout to make IDs; decoding still works.`,
+      true,
+    );
   else if (ui.status.dataset.ranOut) setStatus("");
   ui.status.dataset.ranOut = ranOut ? "true" : "";
   savePrefs();
@@ -82,7 +108,10 @@ function words(message) {
     .replace(/\b(\d{11,16}) ms\b/g, (_, ms) => new Date(Number(ms)).toISOString().replace(".000Z", "Z"))
     .replace(/ \(name "page:[^"]*"\)/g, "")
     .replace(/leave node out/g, "leave the node id empty")
-    .replace(/snowdrift\/browser needs the Web Locks API .*/, "This page can only make IDs on https:// or on http://localhost: browsers offer what it needs to give each tab its own node id (Web Locks) only there. Decoding works anywhere.");
+    .replace(
+      /snowdrift\/browser needs the Web Locks API .*/,
+      "This page can only make IDs on https:// or on http://localhost: browsers offer what it needs to give each tab its own node id (Web Locks) only there. Decoding works anywhere.",
+    );
 }
 
 // ---- generate ----
@@ -170,11 +199,14 @@ async function generate(event) {
     ids = gen.nextBatch(count);
     const ms = performance.now() - start;
     for (const b of [ui.copyDec, ui.copyB32, ui.decodeLast]) b.disabled = false;
-    const ahead = gen.decode(ids[ids.length - 1]).timestampMs - Date.now();
-    const borrowed = ahead > 0
-      ? ` The newest is dated ${number.format(ahead)} ms ahead of this clock: a tick holds only so many IDs, so a big batch takes the next ticks early (the IDs stay unique and in order).`
-      : "";
-    setStatus(`${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms.${borrowed}`);
+    const ahead = gen.decode(ids[ids.length - 1]).timeMs - Date.now();
+    const borrowed =
+      ahead > 0
+        ? ` The newest is dated ${number.format(ahead)} ms ahead of this clock: a tick holds only so many IDs, so a big batch takes the next ticks early (the IDs stay unique and in order).`
+        : "";
+    setStatus(
+      `${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms.${borrowed}`,
+    );
     savePrefs();
     showIds();
   } catch (e) {
@@ -218,7 +250,9 @@ function readId(text) {
     id = parseId(t);
   } catch (e) {
     if (/is not decimal, hex/.test(e.message)) {
-      throw new RangeError(`${JSON.stringify(text)} is not a decimal, hex (0x…, or 16 digits), base32 (13 characters) or ObjectId (24 hex digits) ID`);
+      throw new RangeError(
+        `${JSON.stringify(text)} is not a decimal, hex (0x…, or 16 digits), base32 (13 characters) or ObjectId (24 hex digits) ID`,
+      );
     }
     throw e;
   }
@@ -233,7 +267,14 @@ const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 /** "10 years ago", "in 3 seconds": the largest unit that fits. */
 function ago(ms) {
   const d = ms - Date.now();
-  const units = [["year", 31_557_600_000], ["month", 2_629_800_000], ["day", 86_400_000], ["hour", 3_600_000], ["minute", 60_000], ["second", 1000]];
+  const units = [
+    ["year", 31_557_600_000],
+    ["month", 2_629_800_000],
+    ["day", 86_400_000],
+    ["hour", 3_600_000],
+    ["minute", 60_000],
+    ["second", 1000],
+  ];
   for (const [unit, size] of units) {
     if (Math.abs(d) >= size || unit === "second") return relative.format(Math.trunc(d / size), unit);
   }
@@ -255,7 +296,8 @@ function underLayout(id, key) {
 /** What a field list says of a decoded ID: "worker 1, process 0, sequence 7". */
 function whoText(key, p) {
   const n = namesOf(key);
-  const who = p.datacenter === undefined ? `${n.node} ${p.node}` : `${n.datacenter} ${p.datacenter}, ${n.worker} ${p.worker}`;
+  const who =
+    p.datacenter === undefined ? `${n.node} ${p.node}` : `${n.datacenter} ${p.datacenter}, ${n.worker} ${p.worker}`;
   return `${who}, sequence ${p.sequence}`;
 }
 
@@ -265,8 +307,8 @@ function whoText(key, p) {
  * values (IDs are mostly made one at a time, by few nodes), then the later time.
  */
 function ranked(id, hint) {
-  const out = PRESETS.map((key) => underLayout(id, key)).filter((u) => u && u.parts.timestampMs <= Date.now() + DAY_AHEAD);
-  const rank = (u) => [u.key === hint ? 0 : 1, u.parts.sequence, u.parts.node, -u.parts.timestampMs];
+  const out = PRESETS.map((key) => underLayout(id, key)).filter((u) => u && u.parts.timeMs <= Date.now() + DAY_AHEAD);
+  const rank = (u) => [u.key === hint ? 0 : 1, u.parts.sequence, u.parts.node, -u.parts.timeMs];
   return out.sort((a, b) => {
     const [x, y] = [rank(a), rank(b)];
     for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
@@ -305,16 +347,32 @@ function showDecoded() {
   const options = ranked(id, read.hint);
   if (choice === "auto") {
     if (options.length === 0) {
-      ui.decoded.append(el("p", { class: "error" }, "No preset gives this ID a time in the past: pick its layout under “Made with”, or make a custom one under Make IDs."));
+      ui.decoded.append(
+        el(
+          "p",
+          { class: "error" },
+          "No preset gives this ID a time in the past: pick its layout under “Made with”, or make a custom one under Make IDs.",
+        ),
+      );
       return;
     }
     if (options.length > 1) {
       // Several layouts fit: no single answer stated, the ranked choices instead.
-      ui.suggest.append(el("p", { id: "suggest-label" }, `${options.length} layouts give this ID a time in the past. Pick the one it was made with (most likely first):`));
+      ui.suggest.append(
+        el(
+          "p",
+          { id: "suggest-label" },
+          `${options.length} layouts give this ID a time in the past. Pick the one it was made with (most likely first):`,
+        ),
+      );
       const list = el("ol", { class: "choices" });
       for (const o of options) {
-        const b = el("button", { type: "button", "data-layout": o.key },
-          el("strong", {}, namesOf(o.key).title), ` ${when(o.parts.timestampMs)} (${ago(o.parts.timestampMs)}), ${whoText(o.key, o.parts)}`);
+        const b = el(
+          "button",
+          { type: "button", "data-layout": o.key },
+          el("strong", {}, namesOf(o.key).title),
+          ` ${when(o.parts.timeMs)} (${ago(o.parts.timeMs)}), ${whoText(o.key, o.parts)}`,
+        );
         b.addEventListener("click", () => {
           ui.decodeLayout.value = o.key;
           showDecoded();
@@ -335,7 +393,9 @@ function showDecoded() {
     } catch (e) {
       why = words(e.message);
     }
-    ui.decoded.append(el("p", { class: "error" }, `${why ?? "It does not fit"}: not an ID of the ${namesOf(key).title} layout.`));
+    ui.decoded.append(
+      el("p", { class: "error" }, `${why ?? "It does not fit"}: not an ID of the ${namesOf(key).title} layout.`),
+    );
     return;
   }
   showParts(id, read, u);
@@ -343,31 +403,53 @@ function showDecoded() {
 
 function showParts(id, read, { key, facts, parts: p }) {
   const names = namesOf(key);
-  const title = key === "generator" ? `the layout chosen under Make IDs (${ui.layout.selectedOptions[0].textContent})` : `a ${names.title} ID`;
-  const iso = when(p.timestampMs);
+  const title =
+    key === "generator"
+      ? `the layout chosen under Make IDs (${ui.layout.selectedOptions[0].textContent})`
+      : `a ${names.title} ID`;
+  const iso = when(p.timeMs);
   const rows = [
     ["Layout", key === "generator" ? ui.layout.selectedOptions[0].textContent : names.title],
     ["Time (UTC)", el("time", { datetime: iso }, iso)],
-    ["Local time", local(p.timestampMs)],
-    ["Age", ago(p.timestampMs)],
-    ["Unix ms", mono(String(p.timestampMs))],
+    ["Local time", local(p.timeMs)],
+    ["Age", ago(p.timeMs)],
+    ["Unix ms", mono(String(p.timeMs))],
   ];
   const cap = (s) => s[0].toUpperCase() + s.slice(1);
-  if (p.datacenter !== undefined) rows.push([cap(names.datacenter), String(p.datacenter)], [cap(names.worker), String(p.worker)]);
+  if (p.datacenter !== undefined)
+    rows.push([cap(names.datacenter), String(p.datacenter)], [cap(names.worker), String(p.worker)]);
   rows.push(["Node", String(p.node)], ["Sequence", String(p.sequence)]);
   rows.push(["Decimal", mono(id.toString())]);
   if (id >= 1n << 63n) rows.push(["Signed 64-bit", mono(BigInt.asIntN(64, id).toString())]);
   rows.push(["Hex", mono(id.toString(16).padStart(16, "0"))], ["Base32", mono(toBase32(id))]);
   const dl = el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const read_ = [`read as ${read.form}`, read.note].filter(Boolean).join(", ");
-  const summary = el("p", { class: "summary" }, `As ${title}: made `, el("span", { class: "nowrap" }, iso),
-    ` (${ago(p.timestampMs)}) by ${whoText(key, p)}`, el("span", { class: "muted" }, ` (${read_})`));
+  const summary = el(
+    "p",
+    { class: "summary" },
+    `As ${title}: made `,
+    el("span", { class: "nowrap" }, iso),
+    ` (${ago(p.timeMs)}) by ${whoText(key, p)}`,
+    el("span", { class: "muted" }, ` (${read_})`),
+  );
   ui.decoded.append(summary);
-  const ahead = p.timestampMs - Date.now();
+  const ahead = p.timeMs - Date.now();
   if (ahead > DAY_AHEAD) {
-    ui.decoded.append(el("p", { class: "note" }, `This time is ${ago(p.timestampMs).replace(/^in /, "")} ahead of this device's clock: the ID was probably made with another layout.`));
+    ui.decoded.append(
+      el(
+        "p",
+        { class: "note" },
+        `This time is ${ago(p.timeMs).replace(/^in /, "")} ahead of this device's clock: the ID was probably made with another layout.`,
+      ),
+    );
   } else if (ahead > 0) {
-    ui.decoded.append(el("p", { class: "note" }, `This time is ${number.format(ahead)} ms ahead of this device's clock. A tick holds only so many IDs, so a big batch takes the next ticks early: its newest IDs are dated a little ahead (or the clock that made it was ahead).`));
+    ui.decoded.append(
+      el(
+        "p",
+        { class: "note" },
+        `This time is ${number.format(ahead)} ms ahead of this device's clock. A tick holds only so many IDs, so a big batch takes the next ticks early: its newest IDs are dated a little ahead (or the clock that made it was ahead).`,
+      ),
+    );
   }
   ui.decoded.append(dl, bitFigure(id, facts, p, names));
 }
@@ -386,7 +468,14 @@ function showObjectId(oid) {
     ["Hex", mono(hex)],
   ];
   ui.decoded.append(
-    el("p", { class: "summary" }, "A MongoDB ObjectId: made ", el("span", { class: "nowrap" }, iso), ` (${ago(ms)})`, el("span", { class: "muted" }, " (seconds only; no node or sequence)")),
+    el(
+      "p",
+      { class: "summary" },
+      "A MongoDB ObjectId: made ",
+      el("span", { class: "nowrap" }, iso),
+      ` (${ago(ms)})`,
+      el("span", { class: "muted" }, " (seconds only; no node or sequence)"),
+    ),
     el("dl", {}, ...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])),
   );
 }
@@ -404,24 +493,40 @@ function showRange() {
   }
   const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
   try {
-    if (!Number.isFinite(ms)) throw new RangeError(`${JSON.stringify(text)} is neither an ISO time nor Unix milliseconds`);
+    if (!Number.isFinite(ms))
+      throw new RangeError(`${JSON.stringify(text)} is neither an ISO time nor Unix milliseconds`);
     const layout = key === "generator" ? selected().layout : presetLayout(key);
     const lo = minIdAt(ms, layout);
     const hi = maxIdAt(ms, layout);
-    ui.rangeOut.append(`IDs of the ${key === "generator" ? "chosen" : namesOf(key).title} layout made in the tick of ${when(ms)}: from `,
-      mono(String(lo)), " to ", mono(String(hi)), ". Every ID made before it is smaller than the first; every ID made after it is larger than the last.");
+    ui.rangeOut.append(
+      `IDs of the ${key === "generator" ? "chosen" : namesOf(key).title} layout made in the tick of ${when(ms)}: from `,
+      mono(String(lo)),
+      " to ",
+      mono(String(hi)),
+      ". Every ID made before it is smaller than the first; every ID made after it is larger than the last.",
+    );
   } catch (e) {
     ui.rangeOut.classList.add("error");
     ui.rangeOut.textContent = words(e.message);
   }
 }
 
-const SHORT = { unused: "", time: "time", datacenter: "dc", worker: "wk", node: "node", sequence: "seq", process: "proc", machine: "mach", shard: "shrd" };
+const SHORT = {
+  unused: "",
+  time: "time",
+  datacenter: "dc",
+  worker: "wk",
+  node: "node",
+  sequence: "seq",
+  process: "proc",
+  machine: "mach",
+  shard: "shrd",
+};
 
 /** The 64 bits in two rows of 32, each field coloured and labelled (for sighted users; the list above says the same in words). */
 function bitFigure(id, facts, parts, names) {
   const fs = fields(facts, parts, names);
-  const tick = (parts.timestampMs - facts.epochMs) / facts.unitMs;
+  const tick = (parts.timeMs - facts.epochMs) / facts.unitMs;
   let high = 63;
   const spans = fs.map((f) => {
     const s = { ...f, high, low: high - f.bits + 1, value: f.name === "time" ? tick : f.value };
@@ -433,7 +538,9 @@ function bitFigure(id, facts, parts, names) {
     const labels = el("div", { class: "bits" });
     for (let b = top; b > top - 32; b--) {
       const f = spans.find((s) => b <= s.high && b >= s.low);
-      cells.append(el("span", { class: `bit f-${f.name}`, title: `bit ${b}: ${f.label}` }, String((id >> BigInt(b)) & 1n)));
+      cells.append(
+        el("span", { class: `bit f-${f.name}`, title: `bit ${b}: ${f.label}` }, String((id >> BigInt(b)) & 1n)),
+      );
     }
     for (const s of spans) {
       const hi = Math.min(s.high, top);
@@ -448,14 +555,22 @@ function bitFigure(id, facts, parts, names) {
     return [index, cells, labels];
   });
   const caption = `Bits 63 to 0: ${spans.map((s) => `${s.label} ${s.bits} ${s.bits === 1 ? "bit" : "bits"}${s.value === undefined ? "" : ` = ${s.value}`}`).join(", ")}.`;
-  return el("figure", { class: "figure" }, el("div", { "aria-hidden": "true", class: "bitrows" }, ...rows.flat()), el("figcaption", {}, caption));
+  return el(
+    "figure",
+    { class: "figure" },
+    el("div", { "aria-hidden": "true", class: "bitrows" }, ...rows.flat()),
+    el("figcaption", {}, caption),
+  );
 }
 
 // ---- preferences (layout, custom widths, count), kept in localStorage ----
 
 function savePrefs() {
   try {
-    localStorage.setItem(PREFS, JSON.stringify({ layout: ui.layout.value, count: ui.count.value, custom: customInputs.map((i) => i.value) }));
+    localStorage.setItem(
+      PREFS,
+      JSON.stringify({ layout: ui.layout.value, count: ui.count.value, custom: customInputs.map((i) => i.value) }),
+    );
   } catch {
     // storage refused: preferences are a convenience
   }
@@ -467,7 +582,9 @@ function loadPrefs() {
     if (!p) return;
     if ([...ui.layout.options].some((o) => o.value === p.layout)) ui.layout.value = p.layout;
     if (p.count) ui.count.value = p.count;
-    p.custom?.forEach((v, i) => customInputs[i] && (customInputs[i].value = v));
+    p.custom?.forEach((v, i) => {
+      if (customInputs[i]) customInputs[i].value = v;
+    });
   } catch {
     // nothing usable saved
   }
@@ -486,8 +603,12 @@ showLayout();
 ui.layout.addEventListener("change", showLayout);
 for (const i of customInputs) i.addEventListener("input", showLayout);
 ui.form.addEventListener("submit", generate);
-ui.copyDec.addEventListener("click", () => copy(Array.from(ids, String).join("\n"), `${number.format(ids.length)} IDs (decimal)`));
-ui.copyB32.addEventListener("click", () => copy(Array.from(ids, toBase32).join("\n"), `${number.format(ids.length)} IDs (base32)`));
+ui.copyDec.addEventListener("click", () =>
+  copy(Array.from(ids, String).join("\n"), `${number.format(ids.length)} IDs (decimal)`),
+);
+ui.copyB32.addEventListener("click", () =>
+  copy(Array.from(ids, toBase32).join("\n"), `${number.format(ids.length)} IDs (base32)`),
+);
 ui.decodeLast.addEventListener("click", () => {
   ui.input.value = String(ids[ids.length - 1]);
   ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;

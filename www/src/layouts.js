@@ -1,7 +1,7 @@
-// Layouts as the page shows them: field widths, tick, epoch and end, all read back
-// through the package's public API (so the page and the core can never disagree), and
+// Layouts as the page shows them: field widths, tick, epoch and end, as the core has them
+// (`layoutInfo`, so the page and the core can never disagree), and
 // the 64 bits of an ID split into labelled fields.
-import { BROWSER_LAYOUT, decode, maxIdAt } from "snowdrift/browser";
+import { BROWSER_LAYOUT, layoutInfo } from "snowdrift/browser";
 
 export const PRESETS = ["default", "twitter", "discord", "sonyflake", "instagram", "baidu", "browser"];
 
@@ -24,41 +24,12 @@ export const namesOf = (key) => PRESET_NAMES[key] ?? CUSTOM_NAMES;
 /** The package layout for a select value (custom layouts come from the form). */
 export const presetLayout = (key) => (key === "browser" ? BROWSER_LAYOUT : key);
 
-const bitsOf = (max) => (max === undefined ? 0 : Math.round(Math.log2(max + 1)));
-
-/** Widths and times of a layout; throws the core's RangeError for an invalid one. */
+/** Widths and times of a layout, from the core (`layoutInfo`), plus `nodeLow` (Sonyflake:
+ * the node in the lowest bits, under the sequence); throws the core's RangeError for an
+ * invalid one. */
 export function describeLayout(layout) {
-  const epochMs = decode(0n, layout).timestampMs;
-  const top = maxIdAt(epochMs, layout); // every node and sequence bit set
-  const p = decode(top, layout);
-  const unitMs = decode(top + 1n, layout).timestampMs - epochMs;
-  let total = 64;
-  while (total > 1 && !fits(layout, (1n << BigInt(total)) - 1n)) total--;
-  const nodeBits = bitsOf(p.node);
-  const sequenceBits = bitsOf(p.sequence);
-  const lastMs = decode((1n << BigInt(total)) - 1n, layout).timestampMs;
-  return {
-    epochMs,
-    unitMs,
-    total,
-    timeBits: total - nodeBits - sequenceBits,
-    nodeBits,
-    datacenterBits: p.datacenter === undefined ? 0 : bitsOf(p.datacenter),
-    workerBits: p.worker === undefined ? 0 : bitsOf(p.worker),
-    sequenceBits,
-    // Sonyflake-style: the node in the lowest bits, under the sequence.
-    nodeLow: nodeBits > 0 && decode(1n, layout).node === 1,
-    endMs: lastMs + unitMs,
-  };
-}
-
-function fits(layout, id) {
-  try {
-    decode(id, layout);
-    return true;
-  } catch {
-    return false;
-  }
+  const info = layoutInfo(layout);
+  return { ...info, nodeLow: info.order === "sequence-node" && info.nodeBits > 0 };
 }
 
 const unitText = (ms) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
@@ -66,25 +37,28 @@ const day = (ms) => new Date(ms).toISOString().slice(0, 10);
 
 /** One line for people: "41-bit time (1 ms since 2024-01-01) · 10-bit node · ...". */
 export function layoutSummary(d, names = CUSTOM_NAMES) {
-  const node = d.datacenterBits
+  const node = d.split
     ? `${d.datacenterBits}+${d.workerBits}-bit ${names.datacenter}+${names.worker}`
     : `${d.nodeBits}-bit ${names.node}`;
   const parts = [`${d.timeBits}-bit time (${unitText(d.unitMs)} ticks since ${day(d.epochMs)})`];
   const tail = [node, `${d.sequenceBits}-bit sequence`];
   parts.push(...(d.nodeLow ? tail.reverse() : tail));
-  const runsOut = d.endMs <= Date.now() ? `ran out ${day(d.endMs)}` : `lasts until ${day(d.endMs)}`;
-  return `${parts.join(" · ")} · ${d.total} bits · ${runsOut}`;
+  const runsOut =
+    d.exhaustsAtMs <= Date.now() ? `ran out ${day(d.exhaustsAtMs)}` : `lasts until ${day(d.exhaustsAtMs)}`;
+  return `${parts.join(" · ")} · ${d.totalBits} bits · ${runsOut}`;
 }
 
 /** The fields from bit 63 down: { name, label, bits, value } (`name` the field's role,
  * `label` what the layout calls it, `value` of the ID's bits, a number). */
 export function fields(d, parts, names = CUSTOM_NAMES) {
   const out = [];
-  if (d.total < 64) out.push({ name: "unused", label: "unused", bits: 64 - d.total });
+  if (d.totalBits < 64) out.push({ name: "unused", label: "unused", bits: 64 - d.totalBits });
   out.push({ name: "time", label: "time", bits: d.timeBits });
-  const node = d.datacenterBits
-    ? [{ name: "datacenter", label: names.datacenter, bits: d.datacenterBits, value: parts.datacenter },
-      { name: "worker", label: names.worker, bits: d.workerBits, value: parts.worker }]
+  const node = d.split
+    ? [
+        { name: "datacenter", label: names.datacenter, bits: d.datacenterBits, value: parts.datacenter },
+        { name: "worker", label: names.worker, bits: d.workerBits, value: parts.worker },
+      ]
     : [{ name: "node", label: names.node, bits: d.nodeBits, value: parts.node }];
   const sequence = { name: "sequence", label: "sequence", bits: d.sequenceBits, value: parts.sequence };
   out.push(...(d.nodeLow ? [sequence, ...node] : [...node, sequence]));

@@ -4,14 +4,20 @@
 //! The package is a release build of the `snowdrift-wasm` crate (`#[wasm_bindgen]` free
 //! functions) run through the wasm-bindgen CLI (`--target web`) and `wasm-opt -Oz` (npm
 //! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
-//! here with the generated glue and `host.mjs` into `api.mjs` and `api.cjs`, and with the
-//! browser entry into `browser.js`; esbuild bundles, terser minifies), the entry points,
-//! the types, the `snowdrift` command and package.json. The names of the core's
-//! preset layouts are written into the types and the command's help from
-//! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm.
+//! here with the generated glue, `host.mjs`, the argument checks `check.mjs` and the
+//! shared numbers `constants.mjs` into `api.mjs` and `api.cjs`, and with the browser entry
+//! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`)
+//! and `snowdrift/redis` (`redis.cjs`) each bundled with the checks, the entry points, the
+//! types, the `snowdrift` command and package.json. The names of the core's preset layouts
+//! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
+//! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
+//! kinds, policy codes, fact fields, buffer offsets) are kept once, in
+//! `wasm/src/shared.rs`, and written into `constants.mjs` here. The tools (esbuild,
+//! terser, wasm-opt, and Biome for the lint suite) are installed in `xtask/js/` from its
+//! lockfile; the tests' own packages in `tests/js/`.
 //!
 //! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
-//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./browser.js`,
+//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./index.js`,
 //! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
 //! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
 //! except the files the build bundles or minifies ([`BUNDLED`]); the lease protocol's
@@ -26,10 +32,28 @@ use crate::util::{
 };
 
 /// Files of `wasm/js/` that go into the package only bundled or minified by the build.
-const BUNDLED: &[&str] = &["api.mjs", "host.mjs", "browser.js", "offline.js"];
+const BUNDLED: &[&str] = &[
+    "api.mjs",
+    "host.mjs",
+    "check.mjs",
+    "index.js",
+    "browser.js",
+    "redis.cjs",
+];
 
+/// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
 pub fn js_dir() -> PathBuf {
     root().join("tests/js")
+}
+
+/// The build and lint tools: esbuild, terser, binaryen's wasm-opt, Biome.
+pub fn tools_dir() -> PathBuf {
+    root().join("xtask/js")
+}
+
+/// A build or lint tool installed in `xtask/js/node_modules/.bin/`.
+pub fn tool(name: &str) -> PathBuf {
+    tools_dir().join("node_modules/.bin").join(name)
 }
 
 pub fn pkg_dir() -> PathBuf {
@@ -40,6 +64,7 @@ pub fn pkg_dir() -> PathBuf {
 fn ensure_tools() -> Result {
     ensure_targets(&["wasm32-unknown-unknown"])?;
     ensure_wasm_bindgen()?;
+    ensure_tools_installed()?;
     ensure_node_modules()
 }
 
@@ -56,17 +81,28 @@ pub fn ensure_wasm_bindgen() -> Result {
     cargo(&["install", "wasm-bindgen-cli", "--version", &version])
 }
 
+/// Whether `dir/node_modules` is missing or older than `dir/package-lock.json`.
+fn stale(dir: &Path) -> bool {
+    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let stamp = modified(&dir.join("node_modules/.package-lock.json"));
+    let lock = modified(&dir.join("package-lock.json"));
+    !matches!((stamp, lock), (Some(s), Some(l)) if s >= l)
+}
+
+/// Installs xtask/js/node_modules (the build and lint tools) from its lockfile when it is
+/// missing or older than the lockfile, and links the package there for the page's build.
+pub fn ensure_tools_installed() -> Result {
+    let dir = tools_dir();
+    if stale(&dir) {
+        run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
+    }
+    link_package(&dir)
+}
+
 /// Installs tests/js/node_modules when it is missing or older than the lockfile.
 fn ensure_node_modules() -> Result {
     let dir = js_dir();
-    let stamp = dir.join("node_modules/.package-lock.json");
-    let lock = dir.join("package-lock.json");
-    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-    let fresh = match (modified(&stamp), modified(&lock)) {
-        (Some(s), Some(l)) => s >= l,
-        _ => false,
-    };
-    if !fresh {
+    if stale(&dir) {
         // `npm install` from the lockfile rather than `npm ci`: the lockfile lacks the
         // other platforms' optional binaries (deno's), which `npm ci` rejects as out of
         // sync. `--no-save` leaves package.json and the lockfile untouched.
@@ -78,6 +114,12 @@ fn ensure_node_modules() -> Result {
         )?;
     }
     // The tests import the package by its name, through its `exports`.
+    link_package(&dir)
+}
+
+/// Links wasm/pkg as `dir/node_modules/snowdrift`, so code there imports the package by
+/// its name, through its `exports`.
+fn link_package(dir: &Path) -> Result {
     let link = dir.join("node_modules/snowdrift");
     if fs::symlink_metadata(&link).is_err() {
         std::os::unix::fs::symlink(pkg_dir(), &link)
@@ -109,6 +151,7 @@ pub fn build() -> Result {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     copy_dir(&root().join("wasm/js"), &stage, &[])?;
+    write_constants(&stage.join("constants.mjs"))?;
     util::run(
         "wasm-bindgen",
         &[
@@ -122,7 +165,7 @@ pub fn build() -> Result {
             path_str(&wasm)?,
         ],
     )?;
-    let wasm_opt = js_dir().join("node_modules/.bin/wasm-opt");
+    let wasm_opt = tool("wasm-opt");
     util::run(
         path_str(&wasm_opt)?,
         &[
@@ -149,22 +192,24 @@ pub fn build() -> Result {
     // require("snowdrift") needs no require(esm); and the browser entry with all of it in
     // one file, the only script a page downloads. Only `initSync` is imported from the
     // glue: its async loader (and its `import.meta`) is left out.
-    for (entry, format, file) in [
-        ("api.mjs", "esm", "api.mjs"),
-        ("api.mjs", "cjs", "api.cjs"),
-        ("browser.js", "esm", "browser.js"),
+    // The other entries bundle what they import (the argument checks, `check.mjs`) but not
+    // the entry of their runtime they reach the API through: one wasm instance per runtime.
+    // `snowdrift/browser` is minified; `snowdrift/redis`, for Node only, is not.
+    for (entry, format, file, external) in [
+        ("api.mjs", "esm", "api.mjs", None),
+        ("api.mjs", "cjs", "api.cjs", None),
+        ("index.js", "esm", "index.js", None),
+        ("browser.js", "esm", "browser.js", Some("./index.js")),
+        ("redis.cjs", "cjs", "redis.cjs", Some("./node.cjs")),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
-        bundle(&stage.join(entry), format, &bundled)?;
-        minify(&bundled, format == "esm", &pkg.join(file))?;
+        bundle(&stage.join(entry), format, external, &bundled)?;
+        if file == "redis.cjs" {
+            fs::copy(&bundled, pkg.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
+        } else {
+            minify(&bundled, format == "esm", &pkg.join(file))?;
+        }
     }
-    // `snowdrift/browser` (offline.js), minified as an ES module; it imports the browser
-    // entry, so it is not bundled.
-    minify(
-        &root().join("wasm/js/offline.js"),
-        true,
-        &pkg.join("offline.js"),
-    )?;
     fill_preset_names(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
@@ -172,27 +217,60 @@ pub fn build() -> Result {
     Ok(())
 }
 
-/// Bundles `entry` and what it imports into `out` as `format` ("esm" or "cjs").
-fn bundle(entry: &Path, format: &str, out: &Path) -> Result {
-    let esbuild = js_dir().join("node_modules/.bin/esbuild");
-    util::run(
-        path_str(&esbuild)?,
-        &[
-            path_str(entry)?,
-            "--bundle",
-            "--target=es2022",
-            "--log-level=warning",
-            // The glue's unused async loader reads import.meta; it is dropped.
-            "--log-override:empty-import-meta=silent",
-            &format!("--format={format}"),
-            &format!("--outfile={}", path_str(out)?),
-        ],
-    )
+/// The numbers the wasm exports and `api.mjs` share, kept once in `wasm/src/shared.rs`
+/// (`pub const NAME: TYPE = VALUE;`), written as the ES module `api.mjs` imports them from.
+fn write_constants(out: &Path) -> Result {
+    let source = root().join("wasm/src/shared.rs");
+    let text = fs::read_to_string(&source)
+        .map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    let mut js =
+        String::from("// Written by `cargo xtask npm` from wasm/src/shared.rs: edit that file.\n");
+    for line in text.lines().filter(|l| l.starts_with("pub const ")) {
+        let parsed = line
+            .strip_prefix("pub const ")
+            .and_then(|l| l.split_once(':'))
+            .and_then(|(name, rest)| Some((name, rest.split_once('=')?.1)))
+            .and_then(|(name, value)| Some((name, value.trim().strip_suffix(';')?)))
+            .filter(|(_, value)| value.parse::<u64>().is_ok());
+        let Some((name, value)) = parsed else {
+            return Err(format!(
+                "{}: not `pub const NAME: TYPE = <integer>;`: {line}",
+                source.display()
+            ));
+        };
+        js.push_str(&format!("export const {name} = {value};\n"));
+    }
+    fs::write(out, js).map_err(|e| format!("cannot write {}: {e}", out.display()))
+}
+
+/// Bundles `entry` and what it imports into `out` as `format` ("esm" or "cjs"), leaving
+/// the import of `external` as it is. A CommonJS bundle is for Node (its `node:` imports
+/// stay imports).
+fn bundle(entry: &Path, format: &str, external: Option<&str>, out: &Path) -> Result {
+    let esbuild = tool("esbuild");
+    let mut args = vec![
+        path_str(entry)?.to_string(),
+        "--bundle".into(),
+        "--target=es2022".into(),
+        "--log-level=warning".into(),
+        // The glue's unused async loader reads import.meta; it is dropped.
+        "--log-override:empty-import-meta=silent".into(),
+        format!("--format={format}"),
+        format!("--outfile={}", path_str(out)?),
+    ];
+    if format == "cjs" {
+        args.push("--platform=node".into());
+    }
+    if let Some(external) = external {
+        args.push(format!("--external:{external}"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    util::run(path_str(&esbuild)?, &args)
 }
 
 /// Minifies `file` into `out` with terser (an ES module when `module`).
 fn minify(file: &Path, module: bool, out: &Path) -> Result {
-    let terser = js_dir().join("node_modules/.bin/terser");
+    let terser = tool("terser");
     let mut args = vec![
         path_str(file)?,
         "--ecma",

@@ -61,7 +61,18 @@ fn lint() -> Result {
         "warnings",
     ])?;
     lint_fuzz()?;
+    lint_js()?;
     msrv()
+}
+
+/// The JS (the package's, its tests', the page's): formatted and linted by Biome, as
+/// `biome.json` says, with the version pinned in `xtask/js/` (installed by `npm ci` when
+/// missing). `xtask/js/node_modules/.bin/biome check --write` applies its formatting and
+/// safe fixes.
+fn lint_js() -> Result {
+    crate::npm::ensure_tools_installed()?;
+    let biome = crate::npm::tool("biome");
+    run_in(&root(), crate::npm::path_str(&biome)?, &["ci", "."], &[])
 }
 
 /// Each published crate builds with the oldest Rust its manifest states (`rust-version`),

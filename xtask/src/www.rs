@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::npm::{js_dir, path_str, pkg_dir};
+use crate::npm::{path_str, pkg_dir, tool, tools_dir};
 use crate::util::{Result, ensure_apt, root, run_in};
 
 /// The files of the built page, served from `www/dist/`.
@@ -39,8 +39,8 @@ pub fn build() -> Result {
         fs::remove_dir_all(&dist).map_err(|e| format!("cannot clear {}: {e}", dist.display()))?;
     }
     fs::create_dir_all(&dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
-    let esbuild = js_dir().join("node_modules/.bin/esbuild");
-    let node_path = js_dir().join("node_modules");
+    let esbuild = tool("esbuild");
+    let node_path = tools_dir().join("node_modules");
     let esbuild_args = |entry: &str, out: &str, extra: &[&str]| -> Result<Vec<String>> {
         let mut args = vec![
             path_str(&www.join(entry))?.to_string(),
@@ -51,7 +51,7 @@ pub fn build() -> Result {
         args.extend(extra.iter().map(|s| s.to_string()));
         Ok(args)
     };
-    // `snowdrift/browser` is found in tests/js/node_modules, where the package is linked.
+    // `snowdrift/browser` is found in xtask/js/node_modules, where the package is linked.
     let js = esbuild_args(
         "src/app.js",
         "app.js",

@@ -10,7 +10,7 @@
 const realNow = Date.now;
 self.clockOffset = 0;
 Date.now = () => realNow.call(Date) + self.clockOffset;
-const loading = import("/pkg/offline.js");
+const loading = import("/pkg/browser.js");
 
 let gen;
 /** Answers the messages of one port (a dedicated worker answers on `self`). */
@@ -37,7 +37,10 @@ function serve(port) {
       post({ error: `${e.name}: ${e.message}` });
     }
   };
-  loading.then(() => post({ loaded: true }), (e) => post({ error: `cannot load the package: ${e}` }));
+  loading.then(
+    () => post({ loaded: true }),
+    (e) => post({ error: `cannot load the package: ${e}` }),
+  );
 }
 
 // The same script runs as a shared worker (new SharedWorker): one port per page.

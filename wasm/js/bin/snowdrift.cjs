@@ -2,18 +2,23 @@
 "use strict";
 // npx snowdrift decode <id> [--layout discord] [--json]
 // npx snowdrift generate [-n 10] [--node 3] [--layout twitter]
+// npx snowdrift layout [discord] [--json]
 // npx snowdrift lease ids:orders [--redis redis://127.0.0.1:6379] [--json]
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
-const { Snowdrift, decode, toBase32, parseId } = require("../node.cjs");
+const { Snowdrift, decode, layoutInfo, toBase32, parseId } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
 const PRESETS = "@PRESETS";
 const USAGE = `usage:
-  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID (decimal, hex or base32)
+  snowdrift decode <id> [--layout NAME|JSON] [--json]   the parts of an ID: decimal, a signed
+                                                         64-bit column's negative, hex (0x...
+                                                         or 16 digits) or base32 (hyphens allowed)
   snowdrift generate [-n COUNT] [--node N] [--layout NAME|JSON] [--json]
                                                          new IDs, one per line
+  snowdrift layout [NAME|JSON] [--json]                  a layout's fields, tick, epoch, node
+                                                         range and when it runs out
   snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
                                                          (default redis://127.0.0.1:6379)
 layouts: ${PRESETS}, or a JSON object
@@ -65,7 +70,7 @@ function main(argv) {
     const p = decode(id, layout);
     const out = {
       id: id.toString(),
-      timestampMs: p.timestampMs,
+      timeMs: p.timeMs,
       date: p.date.toISOString(),
       node: p.node,
       ...(p.datacenter === undefined ? {} : { datacenter: p.datacenter, worker: p.worker }),
@@ -88,6 +93,16 @@ function main(argv) {
     console.log(flags.json ? JSON.stringify(text) : text.join("\n"));
     return 0;
   }
+  if (command === "layout") {
+    if (rest.length > 1) throw new TypeError("layout takes one layout");
+    const info = layoutInfo(layoutOf(rest[0] ?? flags.layout));
+    // A Date holds times up to year 275760; a custom layout may run out later.
+    const exhaustsAt = info.exhaustsAtMs <= 8.64e15 ? new Date(info.exhaustsAtMs).toISOString() : null;
+    const out = { ...info, exhaustsAt };
+    if (flags.json) console.log(JSON.stringify(out));
+    else for (const [k, v] of Object.entries(out)) console.log(`${k.padEnd(15)}${v}`);
+    return 0;
+  }
   if (command === "lease") {
     if (rest.length !== 1) throw new TypeError("lease takes one space name");
     return lease(rest[0], flags.redis ?? "redis://127.0.0.1:6379", flags.json);
@@ -102,8 +117,14 @@ const TIMEOUT_MS = 5000;
 /** host and port of `redis://[user:pass@]host[:port]` or `host:port`. */
 function address(text) {
   const url = new URL(text.includes("://") ? text : `redis://${text}`);
-  if (url.protocol !== "redis:") throw new RangeError(`--redis ${JSON.stringify(text)} is not a redis:// URL (TLS is not supported)`);
-  return { host: url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1", port: Number(url.port || 6379), password: url.password ? decodeURIComponent(url.password) : undefined, user: url.username ? decodeURIComponent(url.username) : undefined };
+  if (url.protocol !== "redis:")
+    throw new RangeError(`--redis ${JSON.stringify(text)} is not a redis:// URL (TLS is not supported)`);
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1",
+    port: Number(url.port || 6379),
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    user: url.username ? decodeURIComponent(url.username) : undefined,
+  };
 }
 
 const bulk = (s) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
@@ -152,7 +173,9 @@ function exchange({ host, port }, commands) {
       socket.destroy();
       reject(e);
     };
-    socket.setTimeout(TIMEOUT_MS, () => fail(new Error(`cannot reach Redis at ${where}: no reply within ${TIMEOUT_MS} ms`)));
+    socket.setTimeout(TIMEOUT_MS, () =>
+      fail(new Error(`cannot reach Redis at ${where}: no reply within ${TIMEOUT_MS} ms`)),
+    );
     socket.on("error", (e) => fail(new Error(`cannot reach Redis at ${where}: ${e.message.replace(/ \S+:\d+$/, "")}`)));
     socket.on("connect", () => socket.write(commands.map(command).join("")));
     socket.on("data", (d) => {
@@ -211,21 +234,36 @@ async function lease(space, redis, json) {
   const exists = capacity !== "";
   if (json) {
     const num = (v) => (v === "" ? null : Number(v));
-    console.log(JSON.stringify({
-      space, nowMs: Number(now), capacity: num(capacity), ttlMs: num(ttl), skewMs: num(skew),
-      createdMs: num(created), next: num(next), leases,
-    }));
+    console.log(
+      JSON.stringify({
+        space,
+        nowMs: Number(now),
+        capacity: num(capacity),
+        ttlMs: num(ttl),
+        skewMs: num(skew),
+        createdMs: num(created),
+        next: num(next),
+        leases,
+      }),
+    );
     return 0;
   }
   if (!exists) {
     console.log(`space '${space}' has no leases`);
     return 0;
   }
-  console.log(`space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`);
+  console.log(
+    `space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`,
+  );
   const width = Math.max(6, ...leases.map((l) => (l.holder ?? "").length));
   console.log(`${"node".padStart(6)}  ${"holder".padEnd(width)}  lease`);
   for (const l of leases) {
-    const when = l.state === "released" ? "released" : l.state === "live" ? `ends in ${seconds(l.untilMs - now)}` : `ended ${seconds(now - l.untilMs)} ago`;
+    const when =
+      l.state === "released"
+        ? "released"
+        : l.state === "live"
+          ? `ends in ${seconds(l.untilMs - now)}`
+          : `ended ${seconds(now - l.untilMs)} ago`;
     console.log(`${String(l.node).padStart(6)}  ${(l.holder ?? "").padEnd(width)}  ${when}`);
   }
   return 0;
@@ -233,10 +271,13 @@ async function lease(space, redis, json) {
 
 Promise.resolve()
   .then(() => main(process.argv.slice(2)))
-  .then((code) => {
-    process.exitCode = code;
-  }, (e) => {
-    console.error(`snowdrift: ${e.message}`);
-    if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
-    process.exitCode = 2;
-  });
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      console.error(`snowdrift: ${e.message}`);
+      if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
+      process.exitCode = 2;
+    },
+  );

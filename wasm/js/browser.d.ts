@@ -6,7 +6,7 @@ export * from "./index.js";
 
 /** What an app's node function may return: a node id, or a node id with the newest ID
  * the app's server has from it, so a device whose storage was cleared goes on above it. */
-export type NodeGrant = number | { node: number; notBefore?: bigint | string };
+export type NodeGrant = number | { node: number; resumeAfter?: bigint | string };
 
 export interface OpenOptions {
   /** An ID space (default "snowdrift"): its own node ids, reservations and locks. IDs of
@@ -20,10 +20,10 @@ export interface OpenOptions {
    *   a second `openSnowdrift` with it rejects. **Not safe after storage loss** (site data
    *   cleared, Safari's seven-day cap, eviction) with the clock set back: the device no
    *   longer knows which IDs the node id issued. Prefer a function that returns
-   *   `{ node, notBefore }`.
+   *   `{ node, resumeAfter }`.
    * - a function: called when this device needs a new node id (the first run, after
    *   storage loss, or when every node id it has is held by another open tab or worker);
-   *   may ask a server (async). Return `{ node, notBefore }` with the newest ID your server
+   *   may ask a server (async). Return `{ node, resumeAfter }` with the newest ID your server
    *   has from that node id, and the generator resumes above it.
    */
   node?: number | (() => NodeGrant | Promise<NodeGrant>);
@@ -66,7 +66,7 @@ export interface OpenOptions {
  * - **Tabs and workers**: each holds its own node id through a Web Lock
  *   (`snowdrift:<name>:<node>`), released when it closes or goes away; node ids are reused.
  * - **Storage loss**: a node id drawn at random afterwards is a new device; a node function
- *   can return `{ node, notBefore }` to go on above what a server saw.
+ *   can return `{ node, resumeAfter }` to go on above what a server saw.
  * - **Devices**: node ids drawn at random can coincide across devices; `collisionOdds`
  *   says how likely. Node ids drawn at random for the layouts, chance that any two
  *   devices (count each device once per node id it holds) share one:
