@@ -33,7 +33,11 @@ async function locate(mounts, path) {
     if (file !== root && !file.startsWith(root + sep)) return null; // outside the mount
     const s = await stat(file).catch(() => null);
     if (s?.isDirectory()) file = join(file, "index.html");
-    if (await stat(file).then((f) => f.isFile(), () => false)) return file;
+    const isFile = await stat(file).then(
+      (f) => f.isFile(),
+      () => false,
+    );
+    if (isFile) return file;
   }
   return null;
 }
@@ -84,7 +88,7 @@ export async function serve(mountMap, port = 0) {
       return write.call(this, chunk, ...rest);
     };
   });
-  server.on("request", (req, res) => res.on("finish", () => sent.responses++));
+  server.on("request", (_req, res) => res.on("finish", () => sent.responses++));
   await new Promise((ok, fail) => {
     server.once("error", fail);
     server.listen(port, "127.0.0.1", ok);

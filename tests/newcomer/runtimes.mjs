@@ -79,8 +79,7 @@ async function workerd() {
 /** The package's subpath exports as an import map, each to its "browser" (else "import") file. */
 function importMap() {
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
-  const pick = (e) =>
-    typeof e === "string" || e == null ? e : pick(e.browser ?? e.import ?? e.default);
+  const pick = (e) => (typeof e === "string" || e == null ? e : pick(e.browser ?? e.import ?? e.default));
   const imports = {};
   for (const [subpath, conditions] of Object.entries(pkg.exports)) {
     const file = pick(conditions);
@@ -95,13 +94,16 @@ async function chromium() {
   // The project's directory is the app's static site: the page, the block, node_modules,
   // and what the app's server answers.
   const page = `${block}.html`;
-  writeFileSync(join(here, page), `<!doctype html><meta charset="utf-8">
+  writeFileSync(
+    join(here, page),
+    `<!doctype html><meta charset="utf-8">
 <script type="importmap">${JSON.stringify(importMap())}</script>
 <script type="module">
   import(${JSON.stringify(`/${block}`)}).then(
     () => { window.result = "ok"; },
     (e) => { window.result = String(e && e.stack || e); });
-</script>`);
+</script>`,
+  );
   for (const [route, answer] of Object.entries(APP_ROUTES)) {
     mkdirSync(dirname(join(here, route)), { recursive: true });
     writeFileSync(join(here, route), JSON.stringify(answer));
@@ -112,8 +114,16 @@ async function chromium() {
   try {
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
       timeout: 60_000,
     });
     const tab = await browser.newPage();
@@ -121,9 +131,11 @@ async function chromium() {
     tab.on("pageerror", (e) => errors.push(String(e)));
     tab.on("console", (m) => console.log(`console.${m.type()}: ${m.text()}`));
     await tab.goto(`${url}${page}`);
-    await tab.waitForFunction(() => window.result !== undefined, null, { timeout: 45_000 }).catch(() => {
-      throw new Error(`the block did not finish: ${errors.join("; ")}`);
-    });
+    await tab
+      .waitForFunction(() => window.result !== undefined, null, { timeout: 45_000 })
+      .catch(() => {
+        throw new Error(`the block did not finish: ${errors.join("; ")}`);
+      });
     const result = await tab.evaluate(() => window.result);
     if (result !== "ok" || errors.length) {
       console.error([result === "ok" ? "" : result, ...errors].join("\n"));

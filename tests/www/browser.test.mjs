@@ -905,21 +905,28 @@ test("IndexedDB upgraded by a newer version: this version lets go of its connect
   });
 });
 
-test("snowdrift/browser does not run in a service worker, as the docs say: registering one that imports it fails", { timeout: 120_000 }, async () => {
+test("snowdrift/browser does not run in a service worker, as the docs say: registering one that imports it fails", {
+  timeout: 120_000,
+}, async () => {
   await withPage(async (page) => {
     const outcome = await page.evaluate(async () => {
       const timeout = new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000));
       const registering = navigator.serviceWorker
         .register("/plain/service-worker.js", { type: "module", scope: "/plain/sw-scope/" })
-        .then(async (r) => {
-          // Some engines resolve the registration and fail the install instead.
-          const sw = r.installing ?? r.waiting ?? r.active;
-          if (!sw || sw.state === "activated") return "registered";
-          return new Promise((ok) => sw.addEventListener("statechange", () => {
-            if (sw.state === "redundant") ok("install failed");
-            else if (sw.state === "activated") ok("registered");
-          }));
-        }, (e) => `refused: ${e.name}`);
+        .then(
+          async (r) => {
+            // Some engines resolve the registration and fail the install instead.
+            const sw = r.installing ?? r.waiting ?? r.active;
+            if (!sw || sw.state === "activated") return "registered";
+            return new Promise((ok) =>
+              sw.addEventListener("statechange", () => {
+                if (sw.state === "redundant") ok("install failed");
+                else if (sw.state === "activated") ok("registered");
+              }),
+            );
+          },
+          (e) => `refused: ${e.name}`,
+        );
       return Promise.race([registering, timeout]);
     });
     assert.match(outcome, /^(refused: \w+|install failed)$/, "a service worker that imports the package never runs");
