@@ -13,7 +13,8 @@
 //                                          tells users without a bundler); passes once the
 //                                          module has run
 //
-// The tools (esbuild, Miniflare, playwright-core) come from tests/js/node_modules.
+// The tools come from the repository: Miniflare and playwright-core from tests/js/node_modules,
+// esbuild from the build tools in xtask/js/node_modules.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -21,9 +22,11 @@ import { pathToFileURL } from "node:url";
 import { serve } from "../../xtask/serve.mjs";
 
 const [runtime, block] = process.argv.slice(2);
-const tools = createRequire(new URL("../js/package.json", import.meta.url));
+const testTools = createRequire(new URL("../js/package.json", import.meta.url));
+const buildTools = createRequire(new URL("../../xtask/js/package.json", import.meta.url));
 // A CommonJS tool's exports, whether Node found them by name or only as the default.
 const load = async (name) => {
+  const tools = name === "esbuild" ? buildTools : testTools;
   const module = await import(pathToFileURL(tools.resolve(name)).href);
   return { ...module.default, ...module };
 };
@@ -33,8 +36,8 @@ const pkgDir = join(here, "node_modules/snowdrift");
 // What the app's server answers where a browser block asks it for a node id, as the
 // blocks' comments describe it (served as files of the project's directory).
 const APP_ROUTES = {
-  "/api/node": { node: 17, notBefore: "383822283821842432" },
-  "/node-id": { node: 17, notBefore: "383822283821842432" },
+  "/api/node": { node: 17, resumeAfter: "383822283821842432" },
+  "/node-id": { node: 17, resumeAfter: "383822283821842432" },
 };
 
 async function workerd() {
@@ -63,6 +66,8 @@ async function workerd() {
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
     compatibilityDate: "2025-01-01",
+    // The deployment's variables a Worker block reads, as its comments describe them.
+    bindings: { NODE_ID: "12" },
     host: "127.0.0.1",
     cf: false,
   });
