@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
+import { launchChromium } from "../chromium.mjs";
 
 const root = new URL("./", import.meta.url);
 const pkgUrl = new URL("./node_modules/snowdrift/", root);
@@ -55,20 +56,7 @@ const { port } = server.address();
 
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    timeout: 60_000,
-  });
+  browser = await launchChromium(chromium);
   const tab = await browser.newPage();
   const errors = [];
   tab.on("pageerror", (e) => errors.push(String(e)));

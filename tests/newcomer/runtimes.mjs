@@ -20,6 +20,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { serve } from "../../xtask/serve.mjs";
+import { launchChromium } from "../chromium.mjs";
 
 const [runtime, block] = process.argv.slice(2);
 const testTools = createRequire(new URL("../js/package.json", import.meta.url));
@@ -117,20 +118,7 @@ async function chromium() {
   const { chromium } = await load("playwright-core");
   let browser;
   try {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      timeout: 60_000,
-    });
+    browser = await launchChromium(chromium);
     const tab = await browser.newPage();
     const errors = [];
     tab.on("pageerror", (e) => errors.push(String(e)));

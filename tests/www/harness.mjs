@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import assert from "node:assert/strict";
 import { serve } from "../../xtask/serve.mjs";
+import { launchChromium } from "../chromium.mjs";
 
 const require = createRequire(new URL("../js/", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -42,20 +43,7 @@ export function launch() {
       timeout: 60_000,
     });
   }
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    timeout: 60_000,
-  });
+  return launchChromium(chromium);
 }
 
 /** A page that fails the test on any uncaught error or console error. */
