@@ -121,57 +121,40 @@ test("two tabs generating at once get distinct node ids and never the same ID", 
   await context.close();
 });
 
-test("a tab and a worker of one origin never issue the same ID", { timeout: 120_000 }, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  const tabNode = (await open(page)).node;
-  const result = await page.evaluate(async () => {
-    const { worker, ask } = await startWorker();
-    const opened = await ask({ open: {} });
-    const ids = [];
-    for (let i = 0; i < 5; i++) {
-      // The worker generates on its own thread while the tab generates here.
-      const pending = ask({ batch: 2000 });
-      ids.push(...Array.from(gen.nextBatch(2000), String));
-      const w = await pending;
-      if (w.error) return { error: w.error };
-      ids.push(...w.ids);
-    }
-    worker.terminate();
-    return { opened, ids };
+for (const [kind, start] of [
+  ["worker", "startWorker"],
+  ["shared worker", "startSharedWorker"],
+]) {
+  test(`a tab and a ${kind} of one origin never issue the same ID`, { timeout: 120_000 }, async () => {
+    const {
+      context,
+      pages: [page],
+    } = await pages();
+    const tabNode = (await open(page)).node;
+    const result = await page.evaluate(async (start) => {
+      const { worker, ask } = await window[start]();
+      const opened = await ask({ open: {} });
+      const ids = [];
+      for (let i = 0; i < 5; i++) {
+        // The worker generates on its own thread while the tab generates here.
+        const pending = ask({ batch: 2000 });
+        ids.push(...Array.from(gen.nextBatch(2000), String));
+        const w = await pending;
+        if (w.error) return { error: w.error };
+        ids.push(...w.ids);
+      }
+      worker.terminate();
+      return { opened, ids };
+    }, start);
+    assert.equal(result.error, undefined, result.error);
+    assert.equal(result.opened.storage, "indexeddb", "a worker has no localStorage");
+    assert.notEqual(result.opened.node, tabNode, `the ${kind} holds its own node id`);
+    assert.equal(result.ids.length, 20_000);
+    assertNoDuplicates(result.ids.map(BigInt), `tab and ${kind}`);
+    noErrors(page);
+    await context.close();
   });
-  assert.equal(result.error, undefined, result.error);
-  assert.equal(result.opened.storage, "indexeddb", "a worker has no localStorage");
-  assert.notEqual(result.opened.node, tabNode, "the worker holds its own node id");
-  assertNoDuplicates(result.ids.map(BigInt), "tab and worker");
-  noErrors(page);
-  await context.close();
-});
-
-test("a tab and a shared worker of one origin never issue the same ID", { timeout: 120_000 }, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  const tabNode = (await open(page)).node;
-  const result = await page.evaluate(async () => {
-    const { worker, ask } = await startSharedWorker();
-    const opened = await ask({ open: {} });
-    const ids = Array.from(gen.nextBatch(2000), String);
-    const w = await ask({ batch: 2000 });
-    worker.terminate();
-    return { opened, ids: w.error ? [] : [...ids, ...w.ids], error: w.error };
-  });
-  assert.equal(result.error, undefined, result.error);
-  assert.equal(result.opened.storage, "indexeddb");
-  assert.notEqual(result.opened.node, tabNode, "the shared worker holds its own node id");
-  assert.equal(result.ids.length, 4000);
-  assertNoDuplicates(result.ids.map(BigInt), "tab and shared worker");
-  noErrors(page);
-  await context.close();
-});
+}
 
 test("a closed tab's node id is reused by the next one, and maxNodes bounds how many a device holds", {
   timeout: 120_000,
