@@ -7,6 +7,16 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, minIdAt, maxIdAt, layoutInfo } from "snowdrift";
 
+// Discord's documentation ID 175928847299117063 under the discord layout, as JSON shows it.
+const DISCORD_DOC_PARTS = {
+  timeMs: 1462015105796,
+  date: "2016-04-30T11:18:25.796Z",
+  node: 32,
+  datacenter: 1,
+  worker: 0,
+  sequence: 7,
+};
+
 const vectors = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url)));
 const T0 = 1_750_000_000_000; // a fixed clock reading for the generator tests
 
@@ -517,17 +527,7 @@ describe("functions", () => {
     assert.equal(p.date.toISOString(), "2016-04-30T11:18:25.796Z");
     assert.notEqual(p.date, p.date, "a new Date on each read: changing one changes no other");
     assert.deepEqual(Object.keys(p), ["timeMs", "node", "datacenter", "worker", "sequence"]);
-    assert.equal(
-      JSON.stringify(p),
-      JSON.stringify({
-        timeMs: 1462015105796,
-        date: "2016-04-30T11:18:25.796Z",
-        node: 32,
-        datacenter: 1,
-        worker: 0,
-        sequence: 7,
-      }),
-    );
+    assert.equal(JSON.stringify(p), JSON.stringify(DISCORD_DOC_PARTS));
     assert.equal(
       JSON.stringify(decode(1n << 22n)),
       `{"timeMs":1704067200001,"date":"2024-01-01T00:00:00.001Z","node":0,"sequence":0}`,
@@ -585,12 +585,7 @@ describe("the snowdrift command", () => {
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), {
       id: "175928847299117063",
-      timeMs: 1462015105796,
-      date: "2016-04-30T11:18:25.796Z",
-      node: 32,
-      datacenter: 1,
-      worker: 0,
-      sequence: 7,
+      ...DISCORD_DOC_PARTS,
       base32: "04W86BB0G4007",
     });
     const text = cli("decode", "04W86BB0G4007", "--layout", "discord");
