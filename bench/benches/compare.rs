@@ -37,7 +37,9 @@ use ferroid::base32::Base32SnowExt;
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{TWITTER_EPOCH, TimeSource};
-use snowdrift::{AtomicGenerator, Clock, Generator, Layout, MonotonicClock, Policy, text};
+use snowdrift::{
+    AtomicGenerator, Clock, Generator, IdGenerator, Layout, MonotonicClock, Policy, text,
+};
 
 /// Samples per contender and row; the figure is their median.
 const SAMPLES: usize = 31;

@@ -380,7 +380,7 @@ pub(crate) enum Heart {
 /// previous lease) and fenced at the lease's end, which a heartbeat moves forward on each
 /// renewal. When renewals fail for `ttl - skew` ms, or Redis says the id is no longer
 /// this lease's, the fence drops to 0: the generator returns
-/// [`snowdrift::Error::PastFence`] and [`Lease::check`] says why. Acquire a new lease
+/// [`PastFence`](snowdrift::ErrorKind::PastFence) and [`Lease::check`] says why. Acquire a new lease
 /// to go on.
 ///
 /// Dropping a lease releases it (best effort); [`Lease::release`] reports errors.

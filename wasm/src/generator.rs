@@ -1,7 +1,7 @@
 //! Generators: a core `Generator` over a `JsClock`, in a block of the module's pool
 //! ([`pool`]), addressed by JS through its pointer.
 
-use snowdrift::{Generator, Layout, Policy};
+use snowdrift::{Generator, IdGenerator, Layout, Policy};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 

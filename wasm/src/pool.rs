@@ -135,7 +135,7 @@ fn grow() -> Option<usize> {
 mod tests {
     use super::*;
     use crate::clock::JsClock;
-    use snowdrift::{Generator, Layout, Policy};
+    use snowdrift::{Generator, IdGenerator, Layout, Policy};
 
     fn generator(node: u64) -> Gen {
         let generator =
