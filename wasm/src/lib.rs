@@ -44,7 +44,8 @@ pub use io::{ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK};
 #[cfg(target_arch = "wasm32")]
 mod wasm_runtime {
     #[global_allocator]
-    static ALLOC: crate::pool::Blocks = crate::pool::Blocks;
+    static ALLOC: crate::pool::Blocks<crate::generator::Gen> =
+        crate::pool::Blocks(&crate::generator::POOL);
 
     /// Nothing in this crate panics on input; should a bug panic, trap without formatting.
     #[panic_handler]
