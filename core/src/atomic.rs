@@ -10,8 +10,8 @@ use crate::policy::Policy;
 use crate::sync::{AtomicU64, Ordering};
 
 /// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
-/// whole state is one 64-bit slot counter updated with a single compare-and-swap per ID
-/// (per batch). It can live in a `static`.
+/// whole state is one 64-bit counter of slots (its next free (tick, sequence) pair),
+/// updated with a single compare-and-swap per ID (per batch). It can live in a `static`.
 ///
 /// On targets without native 64-bit atomics (Cortex-M0, RISC-V `imc`) it uses
 /// `portable-atomic`; the *firmware* then enables portable-atomic's `critical-section`

@@ -1,7 +1,8 @@
 //! The slot arithmetic and the bounded wait both generators share.
 //!
-//! A generator's whole state is one 64-bit *slot counter*: `tick << sequence_bits | seq`,
-//! the next (tick, sequence) pair it may hand out. Using up a tick's last sequence number
+//! A *slot* is one (tick, sequence) pair, `tick << sequence_bits | seq`: the place of one
+//! ID among a node's IDs. (In snowdrift the word means only this.) A generator's whole
+//! state is one 64-bit *slot counter*, the next slot it may hand out. Using up a tick's last sequence number
 //! carries into the next tick by plain addition, so "the next free slot" is always one
 //! number, which is what lets the atomic generator work with a single compare-and-swap.
 

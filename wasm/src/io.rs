@@ -1,4 +1,4 @@
-//! The fixed buffers JS reads and writes, and the error slot.
+//! The fixed buffers JS reads and writes, the last error among them.
 
 use core::cell::UnsafeCell;
 use wasm_bindgen::prelude::wasm_bindgen;

@@ -13,12 +13,12 @@
 //! which throws the recorded error into the caller, so JS checks nothing after it (the call
 //! is made once the export's frame is off wasm's shadow stack, which a JS exception leaving
 //! wasm would not unwind). Strings cross through the text buffer, decoded parts through
-//! the number slots, batches through the batch buffer (all at fixed addresses, see [`io`]).
+//! the number buffer, batches through the batch buffer (all at fixed addresses, see [`io`]).
 //! Generators live in blocks of the module's own pool ([`pool`]), which is also the global
 //! allocator.
 //!
 //! Imports (`clock.rs`), from the package's `host.mjs`: `now()` (`Date.now` itself, no
-//! wrapper), `clock(slot)` (the user's clock function number `slot`, already checked by
+//! wrapper), `clock(index)` (the user's clock function number `index`, already checked by
 //! JS: Unix ms, or `-1` if it failed), `random(ptr, len)` (`crypto.getRandomValues`) and
 //! `raise(kind)`. A generator call made from inside a user's clock function is refused here.
 //!
