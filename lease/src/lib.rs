@@ -54,15 +54,21 @@
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
+mod beat;
 mod connector;
 mod error;
+mod heartbeat;
 mod lease;
+mod pending;
 mod protocol;
+mod shared;
 mod space;
+mod state;
 
 #[cfg(feature = "tokio")]
 pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
-pub use lease::{Lease, State};
+pub use lease::Lease;
 pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
+pub use state::State;
