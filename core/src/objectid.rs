@@ -92,9 +92,9 @@ impl fmt::Display for ObjectId {
 /// Like the Snowflake generators, it never makes the same ObjectId twice (it is not
 /// `Clone` either). The counter runs on across seconds and wraps, as MongoDB's does;
 /// when 2^24 ObjectIds have been made within one second, [`next`](Self::next) waits for
-/// the next second and [`try_next`](Self::try_next) reports [`ErrorKind::WouldBlock`]. A
+/// the next second and [`try_next`](Self::try_next) reports [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock). A
 /// clock that steps back keeps the newest second (ObjectIds carry seconds only); a full
-/// second with the clock more than a second behind it is [`ErrorKind::ClockBackwards`].
+/// second with the clock more than a second behind it is [`ErrorKind::ClockBackwards`](crate::ErrorKind::ClockBackwards).
 ///
 /// ```
 /// use snowdrift::{ManualClock, ObjectIdGenerator};
@@ -139,7 +139,7 @@ impl<C: Clock> ObjectIdGenerator<C> {
     }
 
     /// The next ObjectId if one is available without waiting, else
-    /// [`ErrorKind::WouldBlock`].
+    /// [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock).
     ///
     /// ```
     /// use snowdrift::{ErrorKind, ManualClock, ObjectIdGenerator};
