@@ -168,31 +168,79 @@ pub(crate) enum Repr {
         value: u64,
         max: u64,
     },
+    Layout(Rejected),
+}
+
+/// Why a layout was rejected: which check failed, its numbers, and the message template,
+/// chosen where the layout was built. The templates are not in [`Error::message`], so a
+/// program that builds no layout at run time (its layouts are constants, checked at
+/// compile time) links none of them when it shows a generator's errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Rejected {
+    check: LayoutCheck,
+    /// The time field's width (at most 64 where a message names it).
+    time_bits: u8,
+    unit_ms: u32,
+    /// Numbers 0 and 1 of the template (2 and 3 are `time_bits` and `unit_ms`).
+    numbers: [u64; 2],
+    template: &'static str,
+}
+
+/// The layout checks, each with the numbers its message names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum LayoutCheck {
     NoTimeBits,
     NoSequenceBits,
-    SequenceTooWide {
-        bits: u32,
-    },
-    LayoutTooWide {
-        total: u64,
-    },
+    /// The bits asked for.
+    SequenceTooWide,
+    /// The bits the fields take together.
+    LayoutTooWide,
     NoNodeRoom,
     ZeroUnit,
-    EpochOutOfRange {
-        epoch_ms: u64,
-        max_epoch_ms: u64,
-        time_bits: u32,
-        unit_ms: u32,
-    },
-    TimeSpanTooLong {
-        time_bits: u32,
-        unit_ms: u32,
-        /// Ticks from the first to the last: the span is this times `unit_ms`.
-        last_tick: u64,
-    },
+    /// The epoch and the latest epoch allowed.
+    EpochOutOfRange,
+    /// The time field's last tick and the unit (the span is their product).
+    TimeSpanTooLong,
 }
 
 impl Error {
+    /// A layout rejected by `check`, with its `numbers`, time field width and unit.
+    pub(crate) const fn layout(
+        check: LayoutCheck,
+        numbers: [u64; 2],
+        time_bits: u32,
+        unit_ms: u32,
+    ) -> Error {
+        let template = match check {
+            LayoutCheck::NoTimeBits => "the time field needs at least 1 bit",
+            LayoutCheck::NoSequenceBits => "the sequence field needs at least 1 bit",
+            LayoutCheck::SequenceTooWide => "the sequence field takes \x01 bits (max 32)",
+            LayoutCheck::LayoutTooWide => "the fields take \x01 bits (max 64)",
+            LayoutCheck::NoNodeRoom => "time and sequence take 64 bits together (max 63)",
+            LayoutCheck::ZeroUnit => "the time unit is 0 ms (min 1 ms)",
+            LayoutCheck::EpochOutOfRange => {
+                "epoch \x01 ms is outside 0..=\x02 ms \
+                 (the epochs a \x03-bit time field of \x04 ms ticks allows)"
+            }
+            // i64::MAX written out: one argument less.
+            LayoutCheck::TimeSpanTooLong => {
+                "the time field's \x03 bits of \x04 ms ticks span \x07 ms, \
+                 so no epoch fits (max span 9223372036854775807 ms)"
+            }
+        };
+        Error(Repr::Layout(Rejected {
+            check,
+            time_bits: if time_bits > 255 {
+                255
+            } else {
+                time_bits as u8
+            },
+            unit_ms,
+            numbers,
+            template,
+        }))
+    }
+
     /// Would block: see [`ErrorKind::WouldBlock`].
     pub(crate) const WOULD_BLOCK: Error = Error(Repr::WouldBlock);
 
@@ -223,14 +271,16 @@ impl Error {
             Repr::SameNode { .. } => ErrorKind::SameNode,
             Repr::OutOfRange { .. } => ErrorKind::OutOfRange,
             Repr::ResumeOutOfRange { .. } => ErrorKind::ResumeOutOfRange,
-            Repr::NoTimeBits => ErrorKind::NoTimeBits,
-            Repr::NoSequenceBits => ErrorKind::NoSequenceBits,
-            Repr::SequenceTooWide { .. } => ErrorKind::SequenceTooWide,
-            Repr::LayoutTooWide { .. } => ErrorKind::LayoutTooWide,
-            Repr::NoNodeRoom => ErrorKind::NoNodeRoom,
-            Repr::ZeroUnit => ErrorKind::ZeroUnit,
-            Repr::EpochOutOfRange { .. } => ErrorKind::EpochOutOfRange,
-            Repr::TimeSpanTooLong { .. } => ErrorKind::TimeSpanTooLong,
+            Repr::Layout(r) => match r.check {
+                LayoutCheck::NoTimeBits => ErrorKind::NoTimeBits,
+                LayoutCheck::NoSequenceBits => ErrorKind::NoSequenceBits,
+                LayoutCheck::SequenceTooWide => ErrorKind::SequenceTooWide,
+                LayoutCheck::LayoutTooWide => ErrorKind::LayoutTooWide,
+                LayoutCheck::NoNodeRoom => ErrorKind::NoNodeRoom,
+                LayoutCheck::ZeroUnit => ErrorKind::ZeroUnit,
+                LayoutCheck::EpochOutOfRange => ErrorKind::EpochOutOfRange,
+                LayoutCheck::TimeSpanTooLong => ErrorKind::TimeSpanTooLong,
+            },
         }
     }
 
@@ -264,9 +314,14 @@ impl Error {
         match self.0 {
             Repr::OutOfRange { value, .. } | Repr::ResumeOutOfRange { value, .. } => Some(value),
             Repr::SameNode { node } => Some(node),
-            Repr::SequenceTooWide { bits } => Some(bits as u64),
-            Repr::LayoutTooWide { total } => Some(total),
-            Repr::EpochOutOfRange { epoch_ms, .. } => Some(epoch_ms),
+            Repr::Layout(Rejected {
+                check:
+                    LayoutCheck::SequenceTooWide
+                    | LayoutCheck::LayoutTooWide
+                    | LayoutCheck::EpochOutOfRange,
+                numbers,
+                ..
+            }) => Some(numbers[0]),
             _ => None,
         }
     }
@@ -297,9 +352,12 @@ impl Error {
     pub const fn max(&self) -> Option<u64> {
         match self.0 {
             Repr::OutOfRange { max, .. } | Repr::ResumeOutOfRange { max, .. } => Some(max),
-            Repr::SequenceTooWide { .. } => Some(32),
-            Repr::LayoutTooWide { .. } => Some(64),
-            Repr::EpochOutOfRange { max_epoch_ms, .. } => Some(max_epoch_ms),
+            Repr::Layout(r) => match r.check {
+                LayoutCheck::SequenceTooWide => Some(32),
+                LayoutCheck::LayoutTooWide => Some(64),
+                LayoutCheck::EpochOutOfRange => Some(r.numbers[1]),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -414,9 +472,11 @@ impl Error {
     /// ```
     pub const fn time_bits(&self) -> Option<u32> {
         match self.0 {
-            Repr::EpochOutOfRange { time_bits, .. } | Repr::TimeSpanTooLong { time_bits, .. } => {
-                Some(time_bits)
-            }
+            Repr::Layout(Rejected {
+                check: LayoutCheck::EpochOutOfRange | LayoutCheck::TimeSpanTooLong,
+                time_bits,
+                ..
+            }) => Some(time_bits as u32),
             _ => None,
         }
     }
@@ -431,9 +491,11 @@ impl Error {
     /// ```
     pub const fn unit_ms(&self) -> Option<u32> {
         match self.0 {
-            Repr::EpochOutOfRange { unit_ms, .. } | Repr::TimeSpanTooLong { unit_ms, .. } => {
-                Some(unit_ms)
-            }
+            Repr::Layout(Rejected {
+                check: LayoutCheck::EpochOutOfRange | LayoutCheck::TimeSpanTooLong,
+                unit_ms,
+                ..
+            }) => Some(unit_ms),
             _ => None,
         }
     }
@@ -500,41 +562,14 @@ impl Error {
                 "next ID at \x01 ms is not before the fence at \x02 ms",
                 [time_ms, fence_ms, 0, 0],
             ),
-            Repr::NoTimeBits => ("the time field needs at least 1 bit", [0; 4]),
-            Repr::NoSequenceBits => ("the sequence field needs at least 1 bit", [0; 4]),
-            Repr::SequenceTooWide { bits } => (
-                "the sequence field takes \x01 bits (max 32)",
-                [u64::from(bits), 0, 0, 0],
-            ),
-            Repr::LayoutTooWide { total } => {
-                ("the fields take \x01 bits (max 64)", [total, 0, 0, 0])
-            }
-            Repr::NoNodeRoom => ("time and sequence take 64 bits together (max 63)", [0; 4]),
-            Repr::ZeroUnit => ("the time unit is 0 ms (min 1 ms)", [0; 4]),
-            Repr::EpochOutOfRange {
-                epoch_ms,
-                max_epoch_ms,
-                time_bits,
-                unit_ms,
-            } => (
-                "epoch \x01 ms is outside 0..=\x02 ms \
-                 (the epochs a \x03-bit time field of \x04 ms ticks allows)",
+            Repr::Layout(r) => (
+                r.template,
                 [
-                    epoch_ms,
-                    max_epoch_ms,
-                    u64::from(time_bits),
-                    u64::from(unit_ms),
+                    r.numbers[0],
+                    r.numbers[1],
+                    u64::from(r.time_bits),
+                    u64::from(r.unit_ms),
                 ],
-            ),
-            Repr::TimeSpanTooLong {
-                time_bits,
-                unit_ms,
-                last_tick,
-            } => (
-                // i64::MAX written out: one argument less.
-                "the time field's \x03 bits of \x02 ms ticks span \x07 ms, \
-                 so no epoch fits (max span 9223372036854775807 ms)",
-                [last_tick, u64::from(unit_ms), u64::from(time_bits), 0],
             ),
         };
         render(template, &args, text)
@@ -822,95 +857,81 @@ mod tests {
 
     /// The text of a layout error, written with `format!` (128-bit for the span).
     fn formatted_layout(e: &Error) -> std::string::String {
-        match e.0 {
-            Repr::NoTimeBits => "the time field needs at least 1 bit".to_string(),
-            Repr::NoSequenceBits => "the sequence field needs at least 1 bit".to_string(),
-            Repr::SequenceTooWide { bits } => {
-                format!("the sequence field takes {bits} bits (max 32)")
+        let Repr::Layout(r) = e.0 else { unreachable!() };
+        let [n0, n1] = r.numbers;
+        let (time_bits, unit_ms) = (r.time_bits, r.unit_ms);
+        match r.check {
+            LayoutCheck::NoTimeBits => "the time field needs at least 1 bit".to_string(),
+            LayoutCheck::NoSequenceBits => "the sequence field needs at least 1 bit".to_string(),
+            LayoutCheck::SequenceTooWide => format!("the sequence field takes {n0} bits (max 32)"),
+            LayoutCheck::LayoutTooWide => format!("the fields take {n0} bits (max 64)"),
+            LayoutCheck::NoNodeRoom => {
+                "time and sequence take 64 bits together (max 63)".to_string()
             }
-            Repr::LayoutTooWide { total } => format!("the fields take {total} bits (max 64)"),
-            Repr::NoNodeRoom => "time and sequence take 64 bits together (max 63)".to_string(),
-            Repr::ZeroUnit => "the time unit is 0 ms (min 1 ms)".to_string(),
-            Repr::EpochOutOfRange {
-                epoch_ms,
-                max_epoch_ms,
-                time_bits,
-                unit_ms,
-            } => format!(
-                "epoch {epoch_ms} ms is outside 0..={max_epoch_ms} ms \
+            LayoutCheck::ZeroUnit => "the time unit is 0 ms (min 1 ms)".to_string(),
+            LayoutCheck::EpochOutOfRange => format!(
+                "epoch {n0} ms is outside 0..={n1} ms \
                  (the epochs a {time_bits}-bit time field of {unit_ms} ms ticks allows)"
             ),
-            Repr::TimeSpanTooLong {
-                time_bits,
-                unit_ms,
-                last_tick,
-            } => {
-                let span = u128::from(last_tick) * u128::from(unit_ms);
+            LayoutCheck::TimeSpanTooLong => {
+                let span = u128::from(n0) * u128::from(unit_ms);
                 format!(
                     "the time field's {time_bits} bits of {unit_ms} ms ticks span {span} ms, \
                      so no epoch fits (max span {} ms)",
                     i64::MAX
                 )
             }
-            _ => unreachable!(),
         }
     }
 
     #[test]
     fn layout_messages_match_the_formatted_text_at_the_extremes() {
-        let small = [
-            0u32,
-            1,
-            9,
-            10,
-            33,
-            62,
-            63,
-            64,
-            65,
-            99,
-            100,
-            u32::MAX - 1,
-            u32::MAX,
-        ];
+        let small = [0u32, 1, 9, 10, 33, 62, 63, 64, 65, 99, 100, 255];
+        let units = [0u32, 1, 9, 10, 99, 100, u32::MAX - 1, u32::MAX];
         let mut cases = std::vec![
-            Repr::NoTimeBits,
-            Repr::NoSequenceBits,
-            Repr::NoNodeRoom,
-            Repr::ZeroUnit,
+            Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0),
         ];
-        for n in small {
+        for n in small.into_iter().chain([u32::MAX - 1, u32::MAX]) {
             let wide = u64::from(n);
-            cases.push(Repr::SequenceTooWide { bits: n });
+            cases.push(Error::layout(LayoutCheck::SequenceTooWide, [wide, 0], 0, 0));
             for total in [wide, wide * 4, u64::MAX] {
-                cases.push(Repr::LayoutTooWide { total });
+                cases.push(Error::layout(LayoutCheck::LayoutTooWide, [total, 0], 0, 0));
             }
-            for unit_ms in small {
-                cases.push(Repr::TimeSpanTooLong {
-                    time_bits: n,
+        }
+        for n in small {
+            for unit_ms in units {
+                let span = [mask(n), u64::from(unit_ms)];
+                cases.push(Error::layout(
+                    LayoutCheck::TimeSpanTooLong,
+                    span,
+                    n,
                     unit_ms,
-                    last_tick: mask(n),
-                });
+                ));
                 for epoch_ms in [0, 1, i64::MAX as u64, u64::MAX] {
-                    cases.push(Repr::EpochOutOfRange {
-                        epoch_ms,
-                        max_epoch_ms: epoch_ms / 3,
-                        time_bits: n,
+                    let epochs = [epoch_ms, epoch_ms / 3];
+                    cases.push(Error::layout(
+                        LayoutCheck::EpochOutOfRange,
+                        epochs,
+                        n,
                         unit_ms,
-                    });
+                    ));
                 }
             }
         }
-        for e in cases.into_iter().map(Error) {
+        for e in cases {
             assert_eq!(e.message().as_str(), formatted_layout(&e));
             assert_eq!(e.to_string(), formatted_layout(&e));
         }
         // The widest span there is: 64 bits of u32::MAX ms, past u64::MAX.
-        let e = Error(Repr::TimeSpanTooLong {
-            time_bits: 64,
-            unit_ms: u32::MAX,
-            last_tick: u64::MAX,
-        });
+        let e = Error::layout(
+            LayoutCheck::TimeSpanTooLong,
+            [u64::MAX, u64::from(u32::MAX)],
+            64,
+            u32::MAX,
+        );
         assert!(e.message().contains(" 79228162495817593515539431425 ms"));
     }
 

@@ -2,7 +2,7 @@
 
 use core::num::{NonZeroU32, NonZeroU64};
 
-use crate::error::{Error, Field, Repr};
+use crate::error::{Error, Field, LayoutCheck};
 
 /// The order of the node and sequence fields below the time field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,10 +113,10 @@ impl LayoutBuilder {
     pub const fn build(self) -> Result<Layout, Error> {
         let b = self;
         if b.time_bits == 0 {
-            return Err(Error(Repr::NoTimeBits));
+            return Err(Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0));
         }
         if b.sequence_bits == 0 {
-            return Err(Error(Repr::NoSequenceBits));
+            return Err(Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0));
         }
         // Sum in u64 so huge inputs cannot wrap.
         let total = b.time_bits as u64
@@ -124,19 +124,18 @@ impl LayoutBuilder {
             + b.worker_bits as u64
             + b.sequence_bits as u64;
         if total > 64 {
-            return Err(Error(Repr::LayoutTooWide { total }));
+            return Err(Error::layout(LayoutCheck::LayoutTooWide, [total, 0], 0, 0));
         }
         if b.sequence_bits > 32 {
-            return Err(Error(Repr::SequenceTooWide {
-                bits: b.sequence_bits,
-            }));
+            let bits = b.sequence_bits as u64;
+            return Err(Error::layout(LayoutCheck::SequenceTooWide, [bits, 0], 0, 0));
         }
         if b.time_bits + b.sequence_bits > 63 {
-            return Err(Error(Repr::NoNodeRoom));
+            return Err(Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0));
         }
         let unit = match NonZeroU32::new(b.unit_ms) {
             Some(unit) => unit,
-            None => return Err(Error(Repr::ZeroUnit)),
+            None => return Err(Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0)),
         };
         // The last tick must start by i64::MAX: first the span from the epoch to it
         // (time_bits <= 62 here, since the sequence takes at least one bit), then the
@@ -145,21 +144,16 @@ impl LayoutBuilder {
         let span = match checked_mul_u32(last_tick, b.unit_ms) {
             Some(span) if span <= i64::MAX as u64 => span,
             _ => {
-                return Err(Error(Repr::TimeSpanTooLong {
-                    time_bits: b.time_bits,
-                    unit_ms: b.unit_ms,
-                    last_tick,
-                }));
+                let numbers = [last_tick, b.unit_ms as u64];
+                let check = LayoutCheck::TimeSpanTooLong;
+                return Err(Error::layout(check, numbers, b.time_bits, b.unit_ms));
             }
         };
         let max_epoch_ms = i64::MAX as u64 - span;
         if b.epoch_ms > max_epoch_ms {
-            return Err(Error(Repr::EpochOutOfRange {
-                epoch_ms: b.epoch_ms,
-                max_epoch_ms,
-                time_bits: b.time_bits,
-                unit_ms: b.unit_ms,
-            }));
+            let numbers = [b.epoch_ms, max_epoch_ms];
+            let check = LayoutCheck::EpochOutOfRange;
+            return Err(Error::layout(check, numbers, b.time_bits, b.unit_ms));
         }
         Ok(Layout {
             time_bits: b.time_bits as u8,
@@ -527,44 +521,57 @@ mod tests {
             .time_bits(41)
             .node_bits(10)
             .sequence_bits(12);
-        assert_eq!(b.time_bits(0).build(), Err(Error(Repr::NoTimeBits)));
-        assert_eq!(b.sequence_bits(0).build(), Err(Error(Repr::NoSequenceBits)));
+        assert_eq!(
+            b.time_bits(0).build(),
+            Err(Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0))
+        );
+        assert_eq!(
+            b.sequence_bits(0).build(),
+            Err(Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0))
+        );
         assert_eq!(
             b.node_bits(12).build(),
-            Err(Error(Repr::LayoutTooWide { total: 65 }))
+            Err(Error::layout(LayoutCheck::LayoutTooWide, [65, 0], 0, 0))
         );
         assert_eq!(
             b.time_bits(u32::MAX).build(),
-            Err(Error(Repr::LayoutTooWide {
-                total: u64::from(u32::MAX) + 22
-            }))
+            Err(Error::layout(
+                LayoutCheck::LayoutTooWide,
+                [u64::from(u32::MAX) + 22, 0],
+                0,
+                0
+            ))
         );
         assert_eq!(
             b.time_bits(20).node_bits(0).sequence_bits(33).build(),
-            Err(Error(Repr::SequenceTooWide { bits: 33 }))
+            Err(Error::layout(LayoutCheck::SequenceTooWide, [33, 0], 0, 0))
         );
-        assert_eq!(b.unit_ms(0).build(), Err(Error(Repr::ZeroUnit)));
+        assert_eq!(
+            b.unit_ms(0).build(),
+            Err(Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0))
+        );
         assert_eq!(
             b.time_bits(52).node_bits(0).build(),
-            Err(Error(Repr::NoNodeRoom))
+            Err(Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0))
         );
         assert!(b.time_bits(51).node_bits(1).build().is_ok());
         assert_eq!(
             b.time_bits(50).node_bits(0).unit_ms(10_000).build(),
-            Err(Error(Repr::TimeSpanTooLong {
-                time_bits: 50,
-                unit_ms: 10_000,
-                last_tick: (1 << 50) - 1,
-            }))
+            Err(Error::layout(
+                LayoutCheck::TimeSpanTooLong,
+                [(1 << 50) - 1, 10_000],
+                50,
+                10_000
+            ))
         );
         assert_eq!(
             b.epoch_ms(u64::MAX).build(),
-            Err(Error(Repr::EpochOutOfRange {
-                epoch_ms: u64::MAX,
-                max_epoch_ms: i64::MAX as u64 - ((1 << 41) - 1),
-                time_bits: 41,
-                unit_ms: 1
-            }))
+            Err(Error::layout(
+                LayoutCheck::EpochOutOfRange,
+                [u64::MAX, i64::MAX as u64 - ((1 << 41) - 1)],
+                41,
+                1
+            ))
         );
         assert!(b.build().is_ok());
     }
