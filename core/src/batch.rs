@@ -39,32 +39,85 @@ impl Batch {
         }
     }
     /// The first ID (0 for an empty batch).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// assert_eq!(batch.first(), batch.get(0).unwrap());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn first(&self) -> u64 {
         self.first
     }
     /// Distance between consecutive IDs (1 unless the sequence sits above the node).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// assert_eq!(batch.step(), 1); // the default layout: sequence in the low bits
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn step(&self) -> u64 {
         self.step
     }
     /// How many IDs are left.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// assert_eq!(batch.len(), 3);
+    /// assert_eq!(batch.skip(1).len(), 2);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len as usize
     }
     /// Whether no IDs are left.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// assert!(!batch.is_empty());
+    /// assert!(generator.next_batch(0)?.is_empty());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
     /// The `i`th remaining ID.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// assert_eq!(batch.get(2), Some(batch.first() + 2 * batch.step()));
+    /// assert_eq!(batch.get(3), None);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn get(&self, i: usize) -> Option<u64> {
         (i < self.len()).then(|| self.first + i as u64 * self.step)
     }
     /// Writes the IDs to the start of `out` (as many as fit) and returns how many.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let mut generator = Generator::new(ManualClock::new(1_750_000_000_000), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let batch = generator.next_batch(3)?;
+    /// let mut out = [0u64; 2];
+    /// assert_eq!(batch.write_to(&mut out), 2);
+    /// assert_eq!(out, [batch.first(), batch.first() + 1]);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     #[inline]
     pub fn write_to(&self, out: &mut [u64]) -> usize {
         let n = out.len().min(self.len());
         let (first, step) = (self.first, self.step);
-        for (i, slot) in out.iter_mut().take(n).enumerate() {
-            *slot = first + i as u64 * step;
+        for (i, to) in out.iter_mut().take(n).enumerate() {
+            *to = first + i as u64 * step;
         }
         n
     }

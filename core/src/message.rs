@@ -124,8 +124,8 @@ impl Message {
     /// Appends one byte if there is room.
     #[inline(never)]
     fn byte(&mut self, b: u8) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
-            *slot = b;
+        if let Some(to) = self.buf.get_mut(self.len) {
+            *to = b;
             self.len += 1;
         }
     }

@@ -231,11 +231,11 @@ pub fn to_decimal(id: u64) -> IdText {
 /// no panic path.
 fn digits_into(out: &mut [u8], mut n: u64, radix: u64, min: usize) -> usize {
     let mut len = 0;
-    for slot in out.iter_mut().rev() {
+    for to in out.iter_mut().rev() {
         if n == 0 && len >= min.max(1) {
             break;
         }
-        *slot = b"0123456789ABCDEF"[(n % radix) as usize & 0xf];
+        *to = b"0123456789ABCDEF"[(n % radix) as usize & 0xf];
         n /= radix;
         len += 1;
     }
