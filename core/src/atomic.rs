@@ -282,7 +282,8 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 
-    /// A batch of up to `n` IDs, waiting or not.
+    /// A batch of up to `n` IDs, waiting or not (`blocking` a constant where inlined).
+    #[inline(always)]
     fn take_batch(&self, n: u32, blocking: bool) -> Result<Batch, Error> {
         if n == 0 {
             return Ok(Batch::empty(&self.engine));

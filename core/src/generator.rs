@@ -147,7 +147,8 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         self.history.raise(self.engine.seq_bits(), floor);
     }
 
-    /// A batch of up to `n` IDs, waiting or not.
+    /// A batch of up to `n` IDs, waiting or not (`blocking` a constant where inlined).
+    #[inline(always)]
     fn take_batch(&mut self, n: u32, blocking: bool) -> Result<Batch, Error> {
         if n == 0 {
             return Ok(Batch::empty(&self.engine));
@@ -242,10 +243,12 @@ impl<C: Clock, const H: usize> IdGenerator for Generator<C, H> {
         self.take_one(false)
     }
 
+    #[inline]
     fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
         self.take_batch(n, true)
     }
 
+    #[inline]
     fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
         self.take_batch(n, false)
     }
