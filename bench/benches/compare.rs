@@ -37,7 +37,9 @@ use ferroid::base32::Base32SnowExt;
 use ferroid::generator::{AtomicSnowflakeGenerator, BasicSnowflakeGenerator};
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::{TWITTER_EPOCH, TimeSource};
-use snowdrift::{AtomicGenerator, Clock, Generator, Layout, MonotonicClock, Policy, text};
+use snowdrift::{
+    AtomicGenerator, Clock, Generator, IdGenerator, Layout, MonotonicClock, Policy, text,
+};
 
 /// Samples per contender and row; the figure is their median.
 const SAMPLES: usize = 31;
@@ -579,480 +581,497 @@ fn cpu() -> String {
     format!("{model}, {cores} cores")
 }
 
+/// One section of the table: its rows, measured for a layout and a policy.
+type Section = fn(Layout, Policy) -> Vec<Row>;
+
 fn main() {
     let began = Instant::now();
     eprintln!("snowdrift benchmarks (about 45 s)");
-    let layout = Layout::TWITTER;
-    let policy = Policy::DEFAULT;
+    let (layout, policy) = (Layout::TWITTER, Policy::DEFAULT);
+    let sections: [(&str, Section); 5] = [
+        ("real", real_clock),
+        ("fake", fake_clocks),
+        ("batch", batches),
+        ("text", decode_and_text),
+        ("sustained", sustained),
+    ];
     let mut rows = Vec::new();
-
-    // -- The clock alone, and next() on the real clock -----------------------------------
-    if wanted("real") {
-        progress("clock read and next() on the real clock");
-        let clock = MonotonicClock::new();
-        let mut real_gen = ok(Generator::new(MonotonicClock::new(), layout, NODE, policy));
-        let mut sf_gen = snowflaked_gen();
-        let sm_gen = snowflake_me_gen();
-        let r = measure_n(
-            &mut [
-                bursts(|| {
-                    black_box(black_box(&clock).now_ms());
-                }),
-                bursts(|| {
-                    black_box(ok(real_gen.next()));
-                }),
-                bursts(|| {
-                    black_box(sf_gen.generate::<u64>());
-                }),
-                bursts(|| {
-                    black_box(ok(sm_gen.next_id()).as_u64());
-                }),
-            ],
-            1,
-            BURST_SAMPLES,
-            BURST_SAMPLE,
-        );
-        let clock_ns = r[0];
-        rows.push(Row::ns(
-            "clock read alone (`MonotonicClock::now_ms`)",
-            clock_ns,
-            [None; 3],
-        ));
-        rows.push(
-            Row::ns(
-                "`Generator::next()`, real clock",
-                r[1],
-                [None, Some(r[2]), Some(r[3])],
-            )
-            .target(
-                format!("≤ 1.10× clock read (is {:.2}×)", r[1] / clock_ns),
-                r[1] <= 1.1 * clock_ns,
-            ),
-        );
-
-        progress("AtomicGenerator::next() on the real clock");
-        let real_atomic = ok(AtomicGenerator::new(
-            MonotonicClock::new(),
-            layout,
-            NODE,
-            policy,
-        ));
-        let sf_sync = snowflaked_sync_gen();
-        let sm_gen = snowflake_me_gen();
-        let r = measure_n(
-            &mut [
-                bursts(|| {
-                    black_box(ok(real_atomic.next()));
-                }),
-                bursts(|| {
-                    black_box(sf_sync.generate::<u64>());
-                }),
-                bursts(|| {
-                    black_box(ok(sm_gen.next_id()).as_u64());
-                }),
-            ],
-            1,
-            BURST_SAMPLES,
-            BURST_SAMPLE,
-        );
-        rows.push(Row::ns(
-            "`AtomicGenerator::next()`, real clock",
-            r[0],
-            [None, Some(r[1]), Some(r[2])],
-        ));
+    for (name, section) in sections {
+        if wanted(name) {
+            rows.extend(section(layout, policy));
+        }
     }
+    print_table(&rows);
+    eprintln!("benchmarks took {:.0} s", began.elapsed().as_secs_f64());
+}
 
-    // -- Pure cost: fake clocks ---------------------------------------------------------
-    if wanted("fake") {
-        progress("Generator::next() on a fake clock");
-        let ours_clock = FakeClock::new(unix_ms());
-        let ferroid_clock = FakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
-        let mut fake_gen = ok(Generator::new(&ours_clock, layout, NODE, policy));
-        let ferroid_basic =
-            BasicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
-        let r = measure(
-            &mut [
-                looped(|| {
-                    black_box(ok(fake_gen.next()));
-                }),
-                looped(|| {
-                    let id = ferroid_basic.next_id(|_| ferroid_clock.advance());
-                    black_box(id.to_raw());
-                }),
-            ],
-            1,
-        );
-        rows.push(
-            Row::ns(
-                "`Generator::next()`, fake clock (pure cost)",
-                r[0],
-                [Some(r[1]), None, None],
-            )
-            .target("≤ 1.5 ns".into(), r[0] <= 1.5),
-        );
+/// The clock alone, and next() on the real clock.
+fn real_clock(layout: Layout, policy: Policy) -> Vec<Row> {
+    let mut rows = Vec::new();
+    progress("clock read and next() on the real clock");
+    let clock = MonotonicClock::new();
+    let mut real_gen = ok(Generator::new(MonotonicClock::new(), layout, NODE, policy));
+    let mut sf_gen = snowflaked_gen();
+    let sm_gen = snowflake_me_gen();
+    let r = measure_n(
+        &mut [
+            bursts(|| {
+                black_box(black_box(&clock).now_ms());
+            }),
+            bursts(|| {
+                black_box(ok(real_gen.next()));
+            }),
+            bursts(|| {
+                black_box(sf_gen.generate::<u64>());
+            }),
+            bursts(|| {
+                black_box(ok(sm_gen.next_id()).as_u64());
+            }),
+        ],
+        1,
+        BURST_SAMPLES,
+        BURST_SAMPLE,
+    );
+    let clock_ns = r[0];
+    rows.push(Row::ns(
+        "clock read alone (`MonotonicClock::now_ms`)",
+        clock_ns,
+        [None; 3],
+    ));
+    rows.push(
+        Row::ns(
+            "`Generator::next()`, real clock",
+            r[1],
+            [None, Some(r[2]), Some(r[3])],
+        )
+        .target(
+            format!("≤ 1.10× clock read (is {:.2}×)", r[1] / clock_ns),
+            r[1] <= 1.1 * clock_ns,
+        ),
+    );
 
-        progress("AtomicGenerator::next() on a fake clock, one thread");
-        let ours_clock = SharedFakeClock::new(unix_ms());
-        let ferroid_clock = SharedFakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
-        let atomic = ok(AtomicGenerator::new(&ours_clock, layout, NODE, policy));
-        let ferroid_atomic =
-            AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
-        let sm_fake = snowflake_me_fake(4096);
-        // The floor of any generator built on a compare-and-swap: a load and one
-        // uncontended `lock cmpxchg` on this machine.
-        let word = AtomicU64::new(0);
-        let r = measure(
-            &mut [
-                looped(|| {
-                    let seen = word.load(Acquire);
-                    black_box(word.compare_exchange(seen, seen + 1, AcqRel, Acquire)).ok();
-                }),
-                looped(|| {
-                    black_box(ok(atomic.next()));
-                }),
-                looped(|| {
-                    let id = ferroid_atomic.next_id(|wait| {
-                        if wait > 0 {
-                            ferroid_clock.advance();
-                        }
-                    });
-                    black_box(id.to_raw());
-                }),
-                looped(|| {
-                    black_box(ok(sm_fake.next_id()).as_u64());
-                }),
-            ],
-            1,
-        );
-        rows.push(Row::ns(
-            "reference: one uncontended compare-and-swap (`AtomicU64::compare_exchange`)",
-            r[0],
-            [None; 3],
-        ));
-        rows.push(
-            Row::ns(
-                "`AtomicGenerator::next()`, fake clock, uncontended",
-                r[1],
-                [Some(r[2]), None, Some(r[3])],
-            )
-            .target(
-                format!("≤ 5 ns (is {:.2}× one compare-and-swap)", r[1] / r[0]),
-                r[1] <= 5.0,
-            ),
-        );
+    progress("AtomicGenerator::next() on the real clock");
+    let real_atomic = ok(AtomicGenerator::new(
+        MonotonicClock::new(),
+        layout,
+        NODE,
+        policy,
+    ));
+    let sf_sync = snowflaked_sync_gen();
+    let sm_gen = snowflake_me_gen();
+    let r = measure_n(
+        &mut [
+            bursts(|| {
+                black_box(ok(real_atomic.next()));
+            }),
+            bursts(|| {
+                black_box(sf_sync.generate::<u64>());
+            }),
+            bursts(|| {
+                black_box(ok(sm_gen.next_id()).as_u64());
+            }),
+        ],
+        1,
+        BURST_SAMPLES,
+        BURST_SAMPLE,
+    );
+    rows.push(Row::ns(
+        "`AtomicGenerator::next()`, real clock",
+        r[0],
+        [None, Some(r[1]), Some(r[2])],
+    ));
+    rows
+}
 
-        progress("AtomicGenerator::next() on a fake clock, two threads");
-        let ours_clock = SharedFakeClock::new(unix_ms());
-        let ferroid_clock = SharedFakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
-        let atomic = ok(AtomicGenerator::new(&ours_clock, layout, NODE, policy));
-        let ferroid_atomic =
-            AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
-        // Whether both threads really run at once depends on what else the machine does, so
-        // this row takes more samples.
-        let r = measure_n(
-            &mut [
-                two_threads(&atomic, |g| {
-                    black_box(ok(g.next()));
-                }),
-                two_threads(&ferroid_atomic, |g| {
-                    let id = g.next_id(|wait| {
-                        if wait > 0 {
-                            ferroid_clock.advance();
-                        }
-                    });
-                    black_box(id.to_raw());
-                }),
-            ],
-            1,
-            3 * SAMPLES,
-            SAMPLE,
-        );
-        rows.push(Row::ns(
-            "`AtomicGenerator::next()`, fake clock, 2 threads (wall time per ID)",
+/// Pure cost: fake clocks.
+fn fake_clocks(layout: Layout, policy: Policy) -> Vec<Row> {
+    let mut rows = Vec::new();
+    progress("Generator::next() on a fake clock");
+    let ours_clock = FakeClock::new(unix_ms());
+    let ferroid_clock = FakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
+    let mut fake_gen = ok(Generator::new(&ours_clock, layout, NODE, policy));
+    let ferroid_basic = BasicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
+    let r = measure(
+        &mut [
+            looped(|| {
+                black_box(ok(fake_gen.next()));
+            }),
+            looped(|| {
+                let id = ferroid_basic.next_id(|_| ferroid_clock.advance());
+                black_box(id.to_raw());
+            }),
+        ],
+        1,
+    );
+    rows.push(
+        Row::ns(
+            "`Generator::next()`, fake clock (pure cost)",
             r[0],
             [Some(r[1]), None, None],
-        ));
-    }
+        )
+        .target("≤ 1.5 ns".into(), r[0] <= 1.5),
+    );
 
-    // -- Batches ------------------------------------------------------------------------
-    if wanted("batch") {
-        progress("batches of 4096 into a buffer");
-        let ours_clock = FakeClock::new(unix_ms());
-        let mut batch_gen = ok(Generator::new(&ours_clock, layout, NODE, policy));
-        let shared_clock = SharedFakeClock::new(unix_ms());
-        let batch_atomic = ok(AtomicGenerator::new(&shared_clock, layout, NODE, policy));
-        let sm_batch = snowflake_me_fake(1);
-        let mut buf = vec![0u64; BATCH];
-        let mut buf2 = vec![0u64; BATCH];
-        let mut sm_buf = Vec::with_capacity(BATCH);
-        let r = measure(
-            &mut [
-                looped(|| {
-                    let n = ok(batch_gen.fill(&mut buf));
-                    black_box(&buf[..n]);
-                }),
-                looped(|| {
-                    let n = ok(batch_atomic.fill(&mut buf2));
-                    black_box(&buf2[..n]);
-                }),
-                looped(|| {
-                    sm_buf.clear();
-                    ok(sm_batch.next_ids_into(BATCH, &mut sm_buf));
-                    black_box(&sm_buf[..]);
-                }),
-            ],
-            BATCH as u64,
-        );
-        rows.push(
-            Row::ns(
-                "batch per ID (`Generator::fill`, 4096 IDs)",
-                r[0],
-                [None, None, Some(r[2])],
-            )
-            .target("≤ 0.5 ns".into(), r[0] <= 0.5),
-        );
-        rows.push(
-            Row::ns(
-                "batch per ID (`AtomicGenerator::fill`, 4096 IDs)",
-                r[1],
-                [None, None, Some(r[2])],
-            )
-            .target("≤ 0.5 ns".into(), r[1] <= 0.5),
-        );
-    }
+    progress("AtomicGenerator::next() on a fake clock, one thread");
+    let ours_clock = SharedFakeClock::new(unix_ms());
+    let ferroid_clock = SharedFakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
+    let atomic = ok(AtomicGenerator::new(&ours_clock, layout, NODE, policy));
+    let ferroid_atomic =
+        AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
+    let sm_fake = snowflake_me_fake(4096);
+    // The floor of any generator built on a compare-and-swap: a load and one
+    // uncontended `lock cmpxchg` on this machine.
+    let word = AtomicU64::new(0);
+    let r = measure(
+        &mut [
+            looped(|| {
+                let seen = word.load(Acquire);
+                black_box(word.compare_exchange(seen, seen + 1, AcqRel, Acquire)).ok();
+            }),
+            looped(|| {
+                black_box(ok(atomic.next()));
+            }),
+            looped(|| {
+                let id = ferroid_atomic.next_id(|wait| {
+                    if wait > 0 {
+                        ferroid_clock.advance();
+                    }
+                });
+                black_box(id.to_raw());
+            }),
+            looped(|| {
+                black_box(ok(sm_fake.next_id()).as_u64());
+            }),
+        ],
+        1,
+    );
+    rows.push(Row::ns(
+        "reference: one uncontended compare-and-swap (`AtomicU64::compare_exchange`)",
+        r[0],
+        [None; 3],
+    ));
+    rows.push(
+        Row::ns(
+            "`AtomicGenerator::next()`, fake clock, uncontended",
+            r[1],
+            [Some(r[2]), None, Some(r[3])],
+        )
+        .target(
+            format!("≤ 5 ns (is {:.2}× one compare-and-swap)", r[1] / r[0]),
+            r[1] <= 5.0,
+        ),
+    );
 
-    // -- Decode and text ----------------------------------------------------------------
-    if wanted("text") {
-        progress("decode, base32 format and parse");
-        let mut ids = vec![0u64; 1024];
-        let decode_gen = ok(AtomicGenerator::new(
-            MonotonicClock::new(),
-            layout,
-            513,
-            policy,
-        ));
-        ok(decode_gen.fill(&mut ids));
-        let ids: Vec<u64> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| id + ((i as u64 * 7919) & 0xfff)) // vary the sequence field
-            .collect();
-        assert_eq!(ids.len(), 1024);
-        // `decode` gives the time in Unix milliseconds; the peers give their raw time
-        // field, so their rows add the epoch to give the same answer.
-        let r = measure(
-            &mut [
-                looped_over(|a| {
-                    black_box(ok(Layout::TWITTER.decode(black_box(ids[a]))));
-                }),
-                looped_over(|b| {
-                    let id = SnowflakeTwitterId::from_raw(black_box(ids[b]));
-                    black_box((
-                        id.timestamp() + TWITTER_EPOCH_MS,
-                        id.machine_id(),
-                        id.sequence(),
-                    ));
-                }),
-                looped_over(|c| {
-                    use snowflaked::Snowflake;
-                    let id = black_box(ids[c]);
-                    black_box((
-                        id.timestamp() + TWITTER_EPOCH_MS,
-                        id.instance(),
-                        id.sequence(),
-                    ));
-                }),
-                looped_over(|d| {
-                    let parts = snowflake_me::DecomposedSnowflake::decompose(
-                        black_box(ids[d]),
-                        41,
-                        12,
-                        5,
-                        5,
-                    );
-                    black_box((
-                        parts.time + TWITTER_EPOCH_MS,
-                        parts.data_center_id,
-                        parts.machine_id,
-                        parts.sequence,
-                    ));
-                }),
-            ],
-            1,
-        );
-        rows.push(Row::ns(
-            "decode (`Layout::TWITTER.decode`)",
+    progress("AtomicGenerator::next() on a fake clock, two threads");
+    let ours_clock = SharedFakeClock::new(unix_ms());
+    let ferroid_clock = SharedFakeClock::new(unix_ms() - TWITTER_EPOCH_MS);
+    let atomic = ok(AtomicGenerator::new(&ours_clock, layout, NODE, policy));
+    let ferroid_atomic =
+        AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(NODE, &ferroid_clock);
+    // Whether both threads really run at once depends on what else the machine does, so
+    // this row takes more samples.
+    let r = measure_n(
+        &mut [
+            two_threads(&atomic, |g| {
+                black_box(ok(g.next()));
+            }),
+            two_threads(&ferroid_atomic, |g| {
+                let id = g.next_id(|wait| {
+                    if wait > 0 {
+                        ferroid_clock.advance();
+                    }
+                });
+                black_box(id.to_raw());
+            }),
+        ],
+        1,
+        3 * SAMPLES,
+        SAMPLE,
+    );
+    rows.push(Row::ns(
+        "`AtomicGenerator::next()`, fake clock, 2 threads (wall time per ID)",
+        r[0],
+        [Some(r[1]), None, None],
+    ));
+    rows
+}
+
+/// Batches.
+fn batches(layout: Layout, policy: Policy) -> Vec<Row> {
+    let mut rows = Vec::new();
+    progress("batches of 4096 into a buffer");
+    let ours_clock = FakeClock::new(unix_ms());
+    let mut batch_gen = ok(Generator::new(&ours_clock, layout, NODE, policy));
+    let shared_clock = SharedFakeClock::new(unix_ms());
+    let batch_atomic = ok(AtomicGenerator::new(&shared_clock, layout, NODE, policy));
+    let sm_batch = snowflake_me_fake(1);
+    let mut buf = vec![0u64; BATCH];
+    let mut buf2 = vec![0u64; BATCH];
+    let mut sm_buf = Vec::with_capacity(BATCH);
+    let r = measure(
+        &mut [
+            looped(|| {
+                let n = ok(batch_gen.fill(&mut buf));
+                black_box(&buf[..n]);
+            }),
+            looped(|| {
+                let n = ok(batch_atomic.fill(&mut buf2));
+                black_box(&buf2[..n]);
+            }),
+            looped(|| {
+                sm_buf.clear();
+                ok(sm_batch.next_ids_into(BATCH, &mut sm_buf));
+                black_box(&sm_buf[..]);
+            }),
+        ],
+        BATCH as u64,
+    );
+    rows.push(
+        Row::ns(
+            "batch per ID (`Generator::fill`, 4096 IDs)",
             r[0],
-            [Some(r[1]), Some(r[2]), Some(r[3])],
-        ));
+            [None, None, Some(r[2])],
+        )
+        .target("≤ 0.5 ns".into(), r[0] <= 0.5),
+    );
+    rows.push(
+        Row::ns(
+            "batch per ID (`AtomicGenerator::fill`, 4096 IDs)",
+            r[1],
+            [None, None, Some(r[2])],
+        )
+        .target("≤ 0.5 ns".into(), r[1] <= 0.5),
+    );
+    rows
+}
 
-        // The same with a layout known only at run time (read from a configuration, say):
-        // snowflake_me takes its field widths as arguments, so it is the peer here.
-        let runtime_layout = black_box(Layout::TWITTER);
-        let widths: [u8; 4] = black_box([41, 12, 5, 5]);
-        let r = measure(
-            &mut [
-                looped_over(|a| {
-                    let layout = black_box(&runtime_layout);
-                    black_box(ok(layout.decode(black_box(ids[a]))));
-                }),
-                looped_over(|d| {
-                    let [t, s, dc, m] = *black_box(&widths);
-                    let parts = snowflake_me::DecomposedSnowflake::decompose(
-                        black_box(ids[d]),
-                        t,
-                        s,
-                        dc,
-                        m,
-                    );
-                    black_box((
-                        parts.time + TWITTER_EPOCH_MS,
-                        parts.data_center_id,
-                        parts.machine_id,
-                        parts.sequence,
-                    ));
-                }),
-            ],
-            1,
-        );
-        rows.push(Row::ns(
-            "decode, layout known only at run time",
-            r[0],
-            [None, None, Some(r[1])],
-        ));
-        let r = measure(
-            &mut [
-                looped_over(|a| {
-                    black_box(text::to_base32(black_box(ids[a])));
-                }),
-                looped_over(|b| {
-                    black_box(SnowflakeTwitterId::from_raw(black_box(ids[b])).encode());
-                }),
-                looped_over(|d| {
-                    black_box(snowflake_me::SnowflakeId::new(black_box(ids[d])).base32());
-                }),
-            ],
-            1,
-        );
-        rows.push(Row::ns(
-            "base32 format (`text::to_base32`)",
-            r[0],
-            [Some(r[1]), None, Some(r[2])],
-        ));
+/// Decode and text.
+fn decode_and_text(layout: Layout, policy: Policy) -> Vec<Row> {
+    let mut rows = Vec::new();
+    progress("decode, base32 format and parse");
+    let mut ids = vec![0u64; 1024];
+    let decode_gen = ok(AtomicGenerator::new(
+        MonotonicClock::new(),
+        layout,
+        513,
+        policy,
+    ));
+    ok(decode_gen.fill(&mut ids));
+    let ids: Vec<u64> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| id + ((i as u64 * 7919) & 0xfff)) // vary the sequence field
+        .collect();
+    assert_eq!(ids.len(), 1024);
+    // `decode` gives the time in Unix milliseconds; the peers give their raw time
+    // field, so their rows add the epoch to give the same answer.
+    let r = measure(
+        &mut [
+            looped_over(|a| {
+                black_box(ok(Layout::TWITTER.decode(black_box(ids[a]))));
+            }),
+            looped_over(|b| {
+                let id = SnowflakeTwitterId::from_raw(black_box(ids[b]));
+                black_box((
+                    id.timestamp() + TWITTER_EPOCH_MS,
+                    id.machine_id(),
+                    id.sequence(),
+                ));
+            }),
+            looped_over(|c| {
+                use snowflaked::Snowflake;
+                let id = black_box(ids[c]);
+                black_box((
+                    id.timestamp() + TWITTER_EPOCH_MS,
+                    id.instance(),
+                    id.sequence(),
+                ));
+            }),
+            looped_over(|d| {
+                let parts =
+                    snowflake_me::DecomposedSnowflake::decompose(black_box(ids[d]), 41, 12, 5, 5);
+                black_box((
+                    parts.time + TWITTER_EPOCH_MS,
+                    parts.data_center_id,
+                    parts.machine_id,
+                    parts.sequence,
+                ));
+            }),
+        ],
+        1,
+    );
+    rows.push(Row::ns(
+        "decode (`Layout::TWITTER.decode`)",
+        r[0],
+        [Some(r[1]), Some(r[2]), Some(r[3])],
+    ));
 
-        // Inputs as plain strings for everyone: the parse alone is timed.
-        let ours_text: Vec<String> = ids
-            .iter()
-            .map(|&id| text::to_base32(id).to_string())
-            .collect();
-        let ferroid_text: Vec<String> = ids
-            .iter()
-            .map(|&id| {
-                SnowflakeTwitterId::from_raw(id)
-                    .encode()
-                    .as_str()
-                    .to_string()
-            })
-            .collect();
-        let sm_text: Vec<_> = ids
-            .iter()
-            .map(|&id| snowflake_me::SnowflakeId::new(id).base32())
-            .collect();
-        let r = measure(
-            &mut [
-                looped_over(|a| {
-                    black_box(ok(text::parse_base32(black_box(ours_text[a].as_str()))));
-                }),
-                looped_over(|b| {
-                    let s: &str = black_box(ferroid_text[b].as_str());
-                    black_box(ok(SnowflakeTwitterId::decode(s)).to_raw());
-                }),
-                looped_over(|d| {
-                    let s: &str = black_box(sm_text[d].as_str());
-                    black_box(ok(snowflake_me::SnowflakeId::from_base32(s)).as_u64());
-                }),
-            ],
-            1,
-        );
-        rows.push(Row::ns(
-            "base32 parse (`text::parse_base32`)",
-            r[0],
-            [Some(r[1]), None, Some(r[2])],
-        ));
-    }
+    // The same with a layout known only at run time (read from a configuration, say):
+    // snowflake_me takes its field widths as arguments, so it is the peer here.
+    let runtime_layout = black_box(Layout::TWITTER);
+    let widths: [u8; 4] = black_box([41, 12, 5, 5]);
+    let r = measure(
+        &mut [
+            looped_over(|a| {
+                let layout = black_box(&runtime_layout);
+                black_box(ok(layout.decode(black_box(ids[a]))));
+            }),
+            looped_over(|d| {
+                let [t, s, dc, m] = *black_box(&widths);
+                let parts =
+                    snowflake_me::DecomposedSnowflake::decompose(black_box(ids[d]), t, s, dc, m);
+                black_box((
+                    parts.time + TWITTER_EPOCH_MS,
+                    parts.data_center_id,
+                    parts.machine_id,
+                    parts.sequence,
+                ));
+            }),
+        ],
+        1,
+    );
+    rows.push(Row::ns(
+        "decode, layout known only at run time",
+        r[0],
+        [None, None, Some(r[1])],
+    ));
+    let r = measure(
+        &mut [
+            looped_over(|a| {
+                black_box(text::to_base32(black_box(ids[a])));
+            }),
+            looped_over(|b| {
+                black_box(SnowflakeTwitterId::from_raw(black_box(ids[b])).encode());
+            }),
+            looped_over(|d| {
+                black_box(snowflake_me::SnowflakeId::new(black_box(ids[d])).base32());
+            }),
+        ],
+        1,
+    );
+    rows.push(Row::ns(
+        "base32 format (`text::to_base32`)",
+        r[0],
+        [Some(r[1]), None, Some(r[2])],
+    ));
 
-    // -- Sustained rate against the ceiling -------------------------------------------------
-    if wanted("sustained") {
-        progress("IDs sustained over 1 s, one thread (best of three runs each)");
-        let mut buf = Buffers::new();
-        let r = best_of_three(
-            &mut buf,
-            &mut [
-                &mut |buf| {
-                    let mut g = ok(Generator::new(MonotonicClock::new(), layout, NODE, policy));
-                    sustained_one(buf, || ok(g.next()))
-                },
-                &mut |buf| {
-                    let g = BasicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
-                        NODE,
-                        ferroid::time::MonotonicClock::<1>::with_epoch(TWITTER_EPOCH),
-                    );
-                    sustained_one(buf, || g.next_id(|_| thread::yield_now()).to_raw())
-                },
-                &mut |buf| {
-                    let mut g = snowflaked_gen();
-                    sustained_one(buf, || g.generate::<u64>())
-                },
-                &mut |buf| {
-                    let g = snowflake_me_gen();
-                    sustained_one(buf, || ok(g.next_id()).as_u64())
-                },
-            ],
-        );
-        rows.push(sustained_row(
-            "IDs sustained over 1 s, 1 thread (`Generator`)",
-            r[0],
-            [r[1], r[2], r[3]],
-        ));
+    // Inputs as plain strings for everyone: the parse alone is timed.
+    let ours_text: Vec<String> = ids
+        .iter()
+        .map(|&id| text::to_base32(id).to_string())
+        .collect();
+    let ferroid_text: Vec<String> = ids
+        .iter()
+        .map(|&id| {
+            SnowflakeTwitterId::from_raw(id)
+                .encode()
+                .as_str()
+                .to_string()
+        })
+        .collect();
+    let sm_text: Vec<_> = ids
+        .iter()
+        .map(|&id| snowflake_me::SnowflakeId::new(id).base32())
+        .collect();
+    let r = measure(
+        &mut [
+            looped_over(|a| {
+                black_box(ok(text::parse_base32(black_box(ours_text[a].as_str()))));
+            }),
+            looped_over(|b| {
+                let s: &str = black_box(ferroid_text[b].as_str());
+                black_box(ok(SnowflakeTwitterId::decode(s)).to_raw());
+            }),
+            looped_over(|d| {
+                let s: &str = black_box(sm_text[d].as_str());
+                black_box(ok(snowflake_me::SnowflakeId::from_base32(s)).as_u64());
+            }),
+        ],
+        1,
+    );
+    rows.push(Row::ns(
+        "base32 parse (`text::parse_base32`)",
+        r[0],
+        [Some(r[1]), None, Some(r[2])],
+    ));
+    rows
+}
 
-        progress("IDs sustained over 1 s, two threads (best of three runs each)");
-        let r = best_of_three(
-            &mut buf,
-            &mut [
-                &mut |buf| {
-                    let g = ok(AtomicGenerator::new(
-                        MonotonicClock::new(),
-                        layout,
-                        NODE,
-                        policy,
-                    ));
-                    sustained_two(buf, &g, |g| ok(g.next()))
-                },
-                &mut |buf| {
-                    let g = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
-                        NODE,
-                        ferroid::time::MonotonicClock::<1>::with_epoch(TWITTER_EPOCH),
-                    );
-                    sustained_two(buf, &g, |g| g.next_id(|_| thread::yield_now()).to_raw())
-                },
-                &mut |buf| {
-                    let g = snowflaked_sync_gen();
-                    sustained_two(buf, &g, |g| g.generate::<u64>())
-                },
-                &mut |buf| {
-                    let g = Arc::new(snowflake_me_gen());
-                    sustained_two(buf, &g, |g| ok(g.next_id()).as_u64())
-                },
-            ],
-        );
-        rows.push(sustained_row(
-            "IDs sustained over 1 s, 2 threads (`AtomicGenerator`)",
-            r[0],
-            [r[1], r[2], r[3]],
-        ));
-    }
+/// Sustained rate against the ceiling.
+fn sustained(layout: Layout, policy: Policy) -> Vec<Row> {
+    let mut rows = Vec::new();
+    progress("IDs sustained over 1 s, one thread (best of three runs each)");
+    let mut buf = Buffers::new();
+    let r = best_of_three(
+        &mut buf,
+        &mut [
+            &mut |buf| {
+                let mut g = ok(Generator::new(MonotonicClock::new(), layout, NODE, policy));
+                sustained_one(buf, || ok(g.next()))
+            },
+            &mut |buf| {
+                let g = BasicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
+                    NODE,
+                    ferroid::time::MonotonicClock::<1>::with_epoch(TWITTER_EPOCH),
+                );
+                sustained_one(buf, || g.next_id(|_| thread::yield_now()).to_raw())
+            },
+            &mut |buf| {
+                let mut g = snowflaked_gen();
+                sustained_one(buf, || g.generate::<u64>())
+            },
+            &mut |buf| {
+                let g = snowflake_me_gen();
+                sustained_one(buf, || ok(g.next_id()).as_u64())
+            },
+        ],
+    );
+    rows.push(sustained_row(
+        "IDs sustained over 1 s, 1 thread (`Generator`)",
+        r[0],
+        [r[1], r[2], r[3]],
+    ));
 
-    // -- Print ----------------------------------------------------------------------------
+    progress("IDs sustained over 1 s, two threads (best of three runs each)");
+    let r = best_of_three(
+        &mut buf,
+        &mut [
+            &mut |buf| {
+                let g = ok(AtomicGenerator::new(
+                    MonotonicClock::new(),
+                    layout,
+                    NODE,
+                    policy,
+                ));
+                sustained_two(buf, &g, |g| ok(g.next()))
+            },
+            &mut |buf| {
+                let g = AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(
+                    NODE,
+                    ferroid::time::MonotonicClock::<1>::with_epoch(TWITTER_EPOCH),
+                );
+                sustained_two(buf, &g, |g| g.next_id(|_| thread::yield_now()).to_raw())
+            },
+            &mut |buf| {
+                let g = snowflaked_sync_gen();
+                sustained_two(buf, &g, |g| g.generate::<u64>())
+            },
+            &mut |buf| {
+                let g = Arc::new(snowflake_me_gen());
+                sustained_two(buf, &g, |g| ok(g.next_id()).as_u64())
+            },
+        ],
+    );
+    rows.push(sustained_row(
+        "IDs sustained over 1 s, 2 threads (`AtomicGenerator`)",
+        r[0],
+        [r[1], r[2], r[3]],
+    ));
+    rows
+}
+
+/// The table of every row, and the notes that explain it.
+fn print_table(rows: &[Row]) {
     println!();
     println!(
         "snowdrift {} vs ferroid 2.0, snowflaked 1.0, snowflake_me 2.2 ({}; medians of interleaved samples; Twitter layout)",
@@ -1066,7 +1085,7 @@ fn main() {
     }
     println!(" fastest peer ÷ snowdrift | target | met |");
     println!("|---|---|---|---|---|---|---|---|");
-    for row in &rows {
+    for row in rows {
         row.print();
     }
     println!();
@@ -1088,7 +1107,6 @@ fn main() {
     for note in notes {
         println!("- {note}");
     }
-    eprintln!("benchmarks took {:.0} s", began.elapsed().as_secs_f64());
 }
 
 /// The version of the snowdrift crate measured (this bench crate has its own).

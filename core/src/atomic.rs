@@ -1,20 +1,17 @@
 //! The lock-free shared generator (`&self`): one compare-and-swap on a 64-bit word.
 
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
-#[cfg(not(loom))]
-pub(crate) use portable_atomic::{AtomicU64, Ordering};
-
+use crate::batch::{Batch, fill_with};
 use crate::clock::Clock;
 use crate::engine::{self, Engine, Lead, Step};
 use crate::error::Error;
-use crate::generator::Batch;
+use crate::id_generator::IdGenerator;
 use crate::layout::Layout;
 use crate::policy::Policy;
+use crate::sync::{AtomicU64, Ordering};
 
 /// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
-/// whole state is one 64-bit slot counter updated with a single compare-and-swap per ID
-/// (per batch). It can live in a `static`.
+/// whole state is one 64-bit counter of slots (its next free (tick, sequence) pair),
+/// updated with a single compare-and-swap per ID (per batch). It can live in a `static`.
 ///
 /// On targets without native 64-bit atomics (Cortex-M0, RISC-V `imc`) it uses
 /// `portable-atomic`; the *firmware* then enables portable-atomic's `critical-section`
@@ -23,8 +20,15 @@ use crate::policy::Policy;
 /// lock, which deadlocks if an interrupt handler calls the generator while the code it
 /// preempted holds the lock: single-core firmware enables `unsafe-assume-single-core`.
 ///
-/// Supports every [`Policy`] except [`Policy::History`] (a ring does not fit one word).
-/// After [`Error::SwitchNode`], build a new generator with the new node id.
+/// Supports every [`Policy`] (a history ring, [`Generator::with_history`], does not fit
+/// one word). After [`ErrorKind::SwitchNode`](crate::ErrorKind::SwitchNode), build a new
+/// generator with the new node id.
+///
+/// Its calls are those of the [`IdGenerator`] trait, which it implements, and so does
+/// `&AtomicGenerator`; each is also a method on `&self` (documented on the trait), for a
+/// generator in a `static`, in an `Arc` or used from interrupt handlers.
+///
+/// [`Generator::with_history`]: crate::Generator::with_history
 ///
 /// ```
 /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
@@ -61,17 +65,23 @@ pub struct AtomicGenerator<C> {
     /// keep the largest lead and the newest tick it covers.
     lead_ticks: AtomicU64,
     lead_through: AtomicU64,
-    /// Ticks at or past this one are refused: see [`AtomicGenerator::set_fence_ms`].
+    /// Ticks at or past this one are refused: see [`IdGenerator::set_fence_ms`].
     fence: AtomicU64,
     clock: C,
 }
 
 impl<C: Clock> AtomicGenerator<C> {
     /// A generator for `node` (see [`Layout::node_from`] for split layouts). Fails if the
-    /// node does not fit or the policy is [`Policy::History`].
+    /// node does not fit.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Field, Layout, MonotonicClock, Policy};
+    /// let err = AtomicGenerator::new(MonotonicClock::new(), Layout::TWITTER, 1024, Policy::DEFAULT).unwrap_err();
+    /// assert_eq!(err.field(), Some(Field::Node));
+    /// ```
     #[cfg(not(loom))]
     pub const fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
-        match Self::engine(layout, node, policy) {
+        match Engine::new(layout, node, policy) {
             Ok(engine) => Ok(AtomicGenerator {
                 engine,
                 next: AtomicU64::new(0),
@@ -92,7 +102,7 @@ impl<C: Clock> AtomicGenerator<C> {
     /// Model-checking build: loom's atomics have no `const` constructor.
     #[cfg(loom)]
     pub fn new(clock: C, layout: Layout, node: u64, policy: Policy) -> Result<Self, Error> {
-        let engine = Self::engine(layout, node, policy)?;
+        let engine = Engine::new(layout, node, policy)?;
         Ok(AtomicGenerator {
             engine,
             next: AtomicU64::new(0),
@@ -103,32 +113,33 @@ impl<C: Clock> AtomicGenerator<C> {
         })
     }
 
-    const fn engine(layout: Layout, node: u64, policy: Policy) -> Result<Engine, Error> {
-        if let Policy::History = policy {
-            return Err(Error::Unsupported {
-                reason: "the history policy needs a Generator with a ring, not an AtomicGenerator",
-            });
-        }
-        Engine::new(layout, node, policy)
-    }
-
-    /// The next ID, waiting (bounded by the policy) when the tick is used up or the clock
-    /// is behind.
+    /// [`IdGenerator::next`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// assert!(generator.next()? < generator.next()?);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     #[inline(always)] // the common case is a few instructions; waiting is out of line
     pub fn next(&self) -> Result<u64, Error> {
         self.take(1, true).map(|(slot, _)| self.engine.id(slot))
     }
 
-    /// The next ID if it is available without waiting, else [`Error::WouldBlock`]. Never
-    /// spins on the clock (a lost compare-and-swap race is retried at once: another
-    /// caller made progress).
+    /// [`IdGenerator::try_next`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// assert!(generator.try_next().is_ok());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     #[inline(always)]
     pub fn try_next(&self) -> Result<u64, Error> {
         self.take(1, false).map(|(slot, _)| self.engine.id(slot))
     }
 
-    /// Reserves up to `n` consecutive IDs of one tick (at least one) with one
-    /// compare-and-swap. `n == 0` gives an empty batch and changes nothing.
+    /// [`IdGenerator::next_batch`] through `&self`: one compare-and-swap.
     ///
     /// ```
     /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
@@ -138,36 +149,60 @@ impl<C: Clock> AtomicGenerator<C> {
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn next_batch(&self, n: u32) -> Result<Batch, Error> {
-        if n == 0 {
-            return Ok(Batch::empty(&self.engine));
-        }
-        self.take(n, true)
-            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take_batch(n, true)
     }
 
-    /// [`next_batch`](Self::next_batch) without waiting.
+    /// [`IdGenerator::try_next_batch`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// assert!(generator.try_next_batch(0)?.is_empty());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn try_next_batch(&self, n: u32) -> Result<Batch, Error> {
-        if n == 0 {
-            return Ok(Batch::empty(&self.engine));
-        }
-        self.take(n, false)
-            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
+        self.take_batch(n, false)
     }
 
-    /// Fills `out` with increasing IDs, as [`Generator::fill`](crate::Generator::fill).
+    /// [`IdGenerator::fill`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let mut ids = [0; 5000];
+    /// assert_eq!(generator.fill(&mut ids)?, 5000);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn fill(&self, out: &mut [u64]) -> Result<usize, Error> {
-        crate::generator::fill_with(out, |want| self.next_batch(want))
+        fill_with(out, |want| self.next_batch(want))
     }
 
-    /// Never issue an ID at or below `id` (a persisted high-water mark); a mark above the
-    /// clock is handled as in [`Generator::resume_after`](crate::Generator::resume_after).
+    /// [`IdGenerator::resume_after`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
+    /// let generator = AtomicGenerator::new(MonotonicClock::new(), Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// let saved = generator.next()?;
+    /// generator.resume_after(saved)?;
+    /// assert!(generator.next()? > saved);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn resume_after(&self, id: u64) -> Result<(), Error> {
         let slot = self.engine.slot_above_id(id)?;
         self.raise(slot);
         Ok(())
     }
 
-    /// Never issue an ID whose time is at or before Unix millisecond `ms`.
+    /// [`IdGenerator::resume_after_ms`] through `&self`.
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// generator.resume_after_ms(1_750_000_000_500)?;
+    /// assert!(Layout::DEFAULT.decode(generator.next()?)?.time_ms > 1_750_000_000_500);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
     pub fn resume_after_ms(&self, ms: u64) -> Result<(), Error> {
         let slot = self.engine.slot_after_ms(ms)?;
         self.raise(slot);
@@ -180,7 +215,7 @@ impl<C: Clock> AtomicGenerator<C> {
             self.lead_ticks.fetch_max(lead.ticks, Ordering::Relaxed);
             self.lead_through.fetch_max(lead.through, Ordering::Relaxed);
         }
-        // Release: a caller that sees the new slot counter sees the lead too.
+        // Release: a caller that sees the new counter sees the lead too.
         self.next.fetch_max(floor, Ordering::AcqRel);
     }
 
@@ -191,17 +226,14 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 
-    /// Issue only IDs whose time is before Unix millisecond `ms`, as
-    /// [`Generator::set_fence_ms`](crate::Generator::set_fence_ms); lock-free, callable
-    /// while other threads take IDs. Calls that start after this one returns (in the
-    /// happens-before sense) see the new fence.
+    /// [`IdGenerator::set_fence_ms`] through `&self`, while other threads take IDs.
     ///
     /// ```
-    /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
+    /// use snowdrift::{AtomicGenerator, ErrorKind, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
     /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
     /// generator.set_fence_ms(1_750_000_000_000); // nothing at or after now
-    /// assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+    /// assert_eq!(generator.next().unwrap_err().kind(), ErrorKind::PastFence);
     /// generator.set_fence_ms(1_750_000_010_000);
     /// assert!(generator.next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
@@ -211,41 +243,26 @@ impl<C: Clock> AtomicGenerator<C> {
             .store(self.engine.ticks_before(ms), Ordering::SeqCst);
     }
 
-    /// A Unix millisecond at or after the time of every ID this generator has issued, as
-    /// [`Generator::issued_through_ms`](crate::Generator::issued_through_ms); read after
-    /// the last call that issued (for example once the fence stopped every thread).
-    ///
-    /// ```
-    /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
-    /// let clock = ManualClock::new(1_750_000_000_000);
-    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
-    /// let id = generator.next()?;
-    /// assert!(generator.issued_through_ms() >= Layout::DEFAULT.decode(id)?.time_ms);
-    /// # Ok::<(), snowdrift::Error>(())
-    /// ```
-    pub fn issued_through_ms(&self) -> u64 {
-        self.engine.slot_start_ms(self.next.load(Ordering::Acquire))
-    }
-
     /// Stops the generator and returns a Unix millisecond at or after the time of every
     /// ID it ever issued, calls still running on other threads included: what a node id
     /// lease hands to the next holder when it is released. Afterwards every call fails
-    /// with [`Error::PastFence`] (until [`set_fence_ms`](Self::set_fence_ms) moves the
-    /// fence again).
+    /// with [`ErrorKind::PastFence`](crate::ErrorKind::PastFence) (until
+    /// [`set_fence_ms`](Self::set_fence_ms) moves the fence again).
     ///
-    /// Lowering the fence and then reading [`issued_through_ms`](Self::issued_through_ms)
-    /// is not enough: a call that checked the fence before it moved can still take its
-    /// slot afterwards. `stop` lowers the fence, then moves the slot counter on by one
-    /// (a slot never issued), so every such call's compare-and-swap fails and, retrying,
-    /// sees the fence; the counter it moved is the high-water mark.
+    /// Lowering the fence and then reading
+    /// [`issued_through_ms`](IdGenerator::issued_through_ms) is not enough: a call that
+    /// checked the fence before it moved can still take its (tick, sequence) pair
+    /// afterwards. `stop` lowers the fence, then moves the counter on by one (a pair never
+    /// issued), so every such call's compare-and-swap fails and, retrying, sees the fence;
+    /// the counter it moved is the high-water mark.
     ///
     /// ```
-    /// use snowdrift::{AtomicGenerator, Error, Layout, ManualClock, Policy};
+    /// use snowdrift::{AtomicGenerator, ErrorKind, Layout, ManualClock, Policy};
     /// let clock = ManualClock::new(1_750_000_000_000);
     /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 5, Policy::DEFAULT)?;
     /// let id = generator.next()?;
     /// assert!(generator.stop() >= Layout::DEFAULT.decode(id)?.time_ms);
-    /// assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+    /// assert_eq!(generator.next().unwrap_err().kind(), ErrorKind::PastFence);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub fn stop(&self) -> u64 {
@@ -265,21 +282,14 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 
-    /// The layout.
-    pub fn layout(&self) -> Layout {
-        self.engine.layout
-    }
-    /// The node id.
-    pub fn node(&self) -> u64 {
-        self.engine.node
-    }
-    /// The policy.
-    pub fn policy(&self) -> Policy {
-        self.engine.policy
-    }
-    /// The clock.
-    pub fn clock(&self) -> &C {
-        &self.clock
+    /// A batch of up to `n` IDs, waiting or not (`blocking` a constant where inlined).
+    #[inline(always)]
+    fn take_batch(&self, n: u32, blocking: bool) -> Result<Batch, Error> {
+        if n == 0 {
+            return Ok(Batch::empty(&self.engine));
+        }
+        self.take(n, blocking)
+            .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
     #[inline(always)]
@@ -339,3 +349,58 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 }
+
+/// Implements [`IdGenerator`] for a shared generator type (`$ty`)
+/// by calling its methods on `&self`.
+macro_rules! id_generator {
+    ($ty:ty) => {
+        impl<C: Clock> IdGenerator for $ty {
+            type Clock = C;
+
+            #[inline(always)]
+            fn next(&mut self) -> Result<u64, Error> {
+                AtomicGenerator::next(self)
+            }
+            #[inline(always)]
+            fn try_next(&mut self) -> Result<u64, Error> {
+                AtomicGenerator::try_next(self)
+            }
+            fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+                AtomicGenerator::next_batch(self, n)
+            }
+            fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
+                AtomicGenerator::try_next_batch(self, n)
+            }
+            fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
+                AtomicGenerator::fill(self, out)
+            }
+            fn resume_after(&mut self, id: u64) -> Result<(), Error> {
+                AtomicGenerator::resume_after(self, id)
+            }
+            fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
+                AtomicGenerator::resume_after_ms(self, ms)
+            }
+            fn set_fence_ms(&mut self, ms: u64) {
+                AtomicGenerator::set_fence_ms(self, ms)
+            }
+            fn issued_through_ms(&self) -> u64 {
+                self.engine.slot_start_ms(self.next.load(Ordering::Acquire))
+            }
+            fn layout(&self) -> Layout {
+                self.engine.layout
+            }
+            fn node(&self) -> u64 {
+                self.engine.node
+            }
+            fn policy(&self) -> Policy {
+                self.engine.policy
+            }
+            fn clock(&self) -> &C {
+                &self.clock
+            }
+        }
+    };
+}
+
+id_generator!(AtomicGenerator<C>);
+id_generator!(&AtomicGenerator<C>);

@@ -13,7 +13,7 @@ use core::cell::Cell;
 ///   [`Policy`](crate::Policy); they never issue a duplicate because of it.
 /// - A reading that stays the same while a generator waits is a stopped clock: after a
 ///   bounded number of identical reads the generator returns
-///   [`Error::ClockStalled`](crate::Error::ClockStalled) instead of spinning forever.
+///   [`ErrorKind::ClockStalled`](crate::ErrorKind::ClockStalled) instead of spinning forever.
 /// - A clock built on a narrow hardware counter must extend the counter across
 ///   wrap-around itself, so readings do not jump back each time the counter wraps.
 ///   [`CounterClock`] does this for any counter.
@@ -247,7 +247,7 @@ pub use counter::CounterClock;
 #[cfg(feature = "atomic")]
 mod counter {
     use super::Clock;
-    use crate::atomic::{
+    use crate::sync::{
         AtomicU64,
         Ordering::{AcqRel, Acquire, Relaxed},
     };

@@ -1,21 +1,22 @@
 //! The slot arithmetic and the bounded wait both generators share.
 //!
-//! A generator's whole state is one 64-bit *slot counter*: `tick << sequence_bits | seq`,
-//! the next (tick, sequence) pair it may hand out. Using up a tick's last sequence number
+//! A *slot* is one (tick, sequence) pair, `tick << sequence_bits | seq`: the place of one
+//! ID among a node's IDs. (In snowdrift the word means only this.) A generator's whole
+//! state is one 64-bit *slot counter*, the next slot it may hand out. Using up a tick's last sequence number
 //! carries into the next tick by plain addition, so "the next free slot" is always one
 //! number, which is what lets the atomic generator work with a single compare-and-swap.
 
 use core::num::NonZeroU64;
 
 use crate::clock::Clock;
-use crate::error::{Error, Field, RangeError};
+use crate::error::{Error, Field, Repr};
 #[cfg(target_arch = "wasm32")]
 use crate::layout::checked_mul_u32;
 use crate::layout::{Layout, Order, mask};
 use crate::policy::Policy;
 
 /// How many clock readings in a row that do not move forward a waiting call accepts
-/// before it reports [`Error::ClockStalled`].
+/// before it reports [`ErrorKind::ClockStalled`](crate::ErrorKind::ClockStalled).
 pub(crate) const STALL_READS: u32 = 1 << 22;
 
 /// How far a resume mark set the generator ahead of the clock.
@@ -55,7 +56,7 @@ pub(crate) enum Step<T> {
     /// The tick is used up (the clock read `at_ms`): try again as the clock moves on. No
     /// clock-time limit, since the next tick always frees slots for a single owner, and
     /// other callers of a shared generator only take them while the clock moves forward;
-    /// a clock that stops moving forward ends the wait with [`Error::ClockStalled`].
+    /// a clock that stops moving forward ends the wait with [`ErrorKind::ClockStalled`](crate::ErrorKind::ClockStalled).
     NextTick {
         at_ms: u64,
     },
@@ -71,7 +72,8 @@ pub(crate) struct Behind {
 }
 
 /// Runs `attempt` with the clock's reading until it is done or fails, waiting (bounded)
-/// while it asks to. With `blocking == false`, a wait is [`Error::WouldBlock`].
+/// while it asks to. With `blocking == false`, a wait is [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock).
+#[cfg(any(feature = "atomic", feature = "objectid"))]
 #[inline(always)]
 pub(crate) fn run<C: Clock, T>(
     clock: &C,
@@ -92,7 +94,7 @@ pub(crate) fn run_from<C: Clock, T>(
     match attempt(first_ms) {
         Step::Done(v) | Step::Lead(v) => Ok(v),
         Step::Fail(e) => Err(e),
-        Step::Wait(_) | Step::NextTick { .. } if !blocking => Err(Error::WouldBlock),
+        Step::Wait(_) | Step::NextTick { .. } if !blocking => Err(Error::WOULD_BLOCK),
         step => wait(clock, step, attempt),
     }
 }
@@ -126,10 +128,10 @@ pub(crate) fn wait<C: Clock, T>(
             }) => {
                 let since = *behind_since.get_or_insert(at_ms);
                 if at_ms.saturating_sub(since) > limit_ms {
-                    return Err(Error::ClockBackwards {
+                    return Err(Error(Repr::ClockBackwards {
                         by_ms: target_ms.saturating_sub(since),
                         limit_ms,
-                    });
+                    }));
                 }
                 at_ms
             }
@@ -144,9 +146,9 @@ pub(crate) fn wait<C: Clock, T>(
             }
             idle += 1;
             if idle >= STALL_READS {
-                return Err(Error::ClockStalled {
+                return Err(Error(Repr::ClockStalled {
                     at_ms: newest.max(read),
-                });
+                }));
             }
             if read < last {
                 break read;
@@ -181,7 +183,7 @@ pub(crate) struct Engine {
 impl Engine {
     pub const fn new(layout: Layout, node: u64, policy: Policy) -> Result<Engine, Error> {
         if let Err(e) = layout.check_node(node) {
-            return Err(Error::Range(e));
+            return Err(e);
         }
         Ok(Engine {
             layout,
@@ -256,7 +258,7 @@ impl Engine {
 
     #[cold]
     fn time_error(&self, ms: u64) -> Error {
-        Error::Time(self.layout.time_error(ms))
+        self.layout.time_error(ms)
     }
 
     /// The ID of a slot.
@@ -403,10 +405,10 @@ impl Engine {
                     limit_ms: u64::from(max_ahead_ms),
                 })
             }
-            Policy::Borrow { max_ahead_ms } => Step::Fail(Error::TooFarAhead {
+            Policy::Borrow { max_ahead_ms } => Step::Fail(Error(Repr::TooFarAhead {
                 ahead_ms: need_ms,
                 limit_ms: u64::from(max_ahead_ms),
-            }),
+            })),
             Policy::Wait { max_wait_ms } if need_ms <= u64::from(max_wait_ms) => {
                 Step::Wait(Behind {
                     at_ms: now_ms,
@@ -414,29 +416,29 @@ impl Engine {
                     limit_ms: u64::from(max_wait_ms),
                 })
             }
-            Policy::Wait { max_wait_ms } => Step::Fail(Error::ClockBackwards {
+            Policy::Wait { max_wait_ms } => Step::Fail(Error(Repr::ClockBackwards {
                 by_ms: need_ms,
                 limit_ms: u64::from(max_wait_ms),
-            }),
-            Policy::SwitchNode => Step::Fail(Error::SwitchNode { by_ms: need_ms }),
-            Policy::Fail | Policy::History => Step::Fail(Error::ClockBackwards {
+            })),
+            Policy::SwitchNode => Step::Fail(Error(Repr::SwitchNode { by_ms: need_ms })),
+            Policy::Fail => Step::Fail(Error(Repr::ClockBackwards {
                 by_ms: need_ms,
                 limit_ms: 0,
-            }),
+            })),
         }
     }
 
     /// The error for a slot past the time field's last tick.
     pub fn exhausted(&self) -> Error {
-        Error::Time(self.layout.time_error(self.layout.exhausts_at()))
+        self.layout.time_error(self.layout.exhausts_at())
     }
 
     #[cold]
     fn past_fence(&self, tick: u64, fence: u64) -> Error {
-        Error::PastFence {
+        Error(Repr::PastFence {
             time_ms: self.start_ms(tick),
             fence_ms: self.start_ms(fence),
-        }
+        })
     }
 
     /// The lead a resume to slot `floor` gives when the clock reads `now_ms`.
@@ -452,9 +454,7 @@ impl Engine {
 
     /// The first slot whose ID (from this node) is above `id`.
     pub fn slot_above_id(&self, id: u64) -> Result<u64, Error> {
-        if let Err(e) = self.layout.decode(id) {
-            return Err(Error::Range(e));
-        }
+        self.layout.decode(id)?;
         let l = &self.layout;
         let tick = id >> self.time_shift;
         let node = (id >> l.node_shift()) & l.max_node();
@@ -470,12 +470,7 @@ impl Engine {
         };
         // Some slot is above `id` exactly when the last one is.
         let last = (self.max_tick << self.seq_bits) | self.seq_mask;
-        self.checked_slot(above, || RangeError {
-            field: Field::Id,
-            value: id,
-            min: 0,
-            max: self.id(last) - 1,
-        })
+        self.checked_slot(above, Field::Id, id, self.id(last) - 1)
     }
 
     /// The first slot of the tick after the one holding Unix millisecond `ms` (0 for a time
@@ -485,23 +480,25 @@ impl Engine {
             return Ok(0);
         }
         let tick = (ms - self.epoch_ms) / self.unit_ms;
-        self.checked_slot((tick.saturating_add(1), 0), || RangeError {
-            field: Field::Time,
-            value: ms,
-            min: 0,
-            max: self.start_ms(self.max_tick) - 1,
-        })
+        self.checked_slot(
+            (tick.saturating_add(1), 0),
+            Field::Time,
+            ms,
+            self.start_ms(self.max_tick) - 1,
+        )
     }
 
     /// The slot of `(tick, seq)` if the tick is within the time field, else the error
-    /// `out_of_range` describes.
+    /// for the resume mark `value` of `field`, whose largest usable mark is `max`.
     fn checked_slot(
         &self,
         (tick, seq): (u64, u64),
-        out_of_range: impl FnOnce() -> RangeError,
+        field: Field,
+        value: u64,
+        max: u64,
     ) -> Result<u64, Error> {
         if tick > self.max_tick {
-            return Err(Error::ResumeOutOfRange(out_of_range()));
+            return Err(Error(Repr::ResumeOutOfRange { field, value, max }));
         }
         Ok((tick << self.seq_bits) | seq)
     }

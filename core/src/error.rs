@@ -1,12 +1,21 @@
-//! Error types. Every message carries the numbers a user needs to fix the call; each is
-//! one template rendered by `message.rs` (`\x01` to `\x04` stand for the numbers,
-//! `\x05` for a text such as a field's name).
+//! The two error types: [`Error`] for generators, layouts and values, [`ParseError`] for
+//! text forms. Each is a struct around a private representation (uuid's `Error` is the
+//! model): callers match on a fieldless [`ErrorKind`] / [`ParseErrorKind`] and read the
+//! numbers through methods. Every message carries the numbers a user needs to fix the
+//! call; each is one template rendered by `message.rs` (`\x01` to `\x04` stand for the
+//! numbers, `\x05` for a text such as a field's name).
 
 use core::fmt;
 
 use crate::message::{Message, quoted, render, utf8};
 
-/// The part of an ID (or of a layout) that a value was meant for.
+/// The part of an ID (or of a layout) that a value was meant for: see [`Error::field`].
+///
+/// ```
+/// use snowdrift::{Field, Layout};
+/// let err = Layout::TWITTER.node_from(3, 40).unwrap_err();
+/// assert_eq!(err.field(), Some(Field::Worker));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Field {
@@ -37,26 +46,460 @@ impl Field {
     }
 }
 
-/// A value that does not fit the field it was given for.
+/// What went wrong with a generator call, a layout or a value: see [`Error::kind`].
 ///
 /// ```
-/// use snowdrift::Layout;
-/// let err = Layout::TWITTER.node_from(3, 40).unwrap_err();
-/// assert_eq!(err.to_string(), "worker id 40 does not fit in 5 bits (max 31)");
+/// use snowdrift::{ErrorKind, Layout};
+/// let err = Layout::builder().time_bits(41).node_bits(12).sequence_bits(12).build().unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::LayoutTooWide);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RangeError {
-    /// Which field the value was for.
-    pub field: Field,
-    /// The value that was given.
-    pub value: u64,
-    /// The smallest allowed value.
-    pub min: u64,
-    /// The largest allowed value.
-    pub max: u64,
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The clock reads earlier than the newest tick already used, by more than the policy
+    /// allows: [`behind_ms`](Error::behind_ms) and [`limit_ms`](Error::limit_ms).
+    ClockBackwards,
+    /// The clock went backwards under [`Policy::SwitchNode`](crate::Policy::SwitchNode)
+    /// (by [`behind_ms`](Error::behind_ms)): move to another node id with
+    /// [`Generator::switch_node`](crate::Generator::switch_node), giving the time its
+    /// previous holder issued up to (a lease's `notBefore`), then go on.
+    SwitchNode,
+    /// The call would have to wait (for the next tick, or for the clock to catch up).
+    /// Only `try_*` calls return this.
+    WouldBlock,
+    /// Under [`Policy::Borrow`](crate::Policy::Borrow), the next ID would be
+    /// [`ahead_ms`](Error::ahead_ms) ahead of the clock: more than a call may borrow and
+    /// then wait for, twice the policy's `max_ahead_ms` ([`limit_ms`](Error::limit_ms)).
+    TooFarAhead,
+    /// The clock stopped moving forward (no reading above [`time_ms`](Error::time_ms) for
+    /// a few million reads in a row) while a call waited for it, so the call gave up
+    /// instead of spinning forever.
+    ClockStalled,
+    /// The next ID's time ([`time_ms`](Error::time_ms)) is not before the generator's
+    /// fence ([`fence_ms`](Error::fence_ms), for example the end of a node id lease): move
+    /// the fence forward to go on.
+    PastFence,
+    /// [`Generator::switch_node`](crate::Generator::switch_node) was given the node id the
+    /// generator already holds ([`value`](Error::value)): going on with it afresh would
+    /// repeat IDs.
+    SameNode,
+    /// A value does not fit its [`field`](Error::field): a time outside the layout's range
+    /// (before the epoch or past the time field's last tick: IDs never wrap around), a
+    /// node, datacenter or worker id, a sequence or an ID too large.
+    /// [`value`](Error::value), [`min`](Error::min) and [`max`](Error::max) say more.
+    OutOfRange,
+    /// A resume mark past the last ID the generator could issue: nothing can follow it.
+    /// [`max`](Error::max) is the largest mark of that [`field`](Error::field) that leaves
+    /// room.
+    ResumeOutOfRange,
+    /// A layout without time bits.
+    NoTimeBits,
+    /// A layout without sequence bits.
+    NoSequenceBits,
+    /// A layout whose sequence field is wider than 32 bits ([`value`](Error::value)).
+    SequenceTooWide,
+    /// A layout whose fields take more than 64 bits together ([`value`](Error::value)).
+    LayoutTooWide,
+    /// A layout whose time and sequence take all 64 bits: a generator's counter of
+    /// (tick, sequence) pairs needs one bit of room above them.
+    NoNodeRoom,
+    /// A layout whose time unit is zero milliseconds.
+    ZeroUnit,
+    /// A layout whose epoch ([`value`](Error::value)) is so late that the time field's
+    /// last tick would start after the largest Unix millisecond snowdrift accepts
+    /// (`i64::MAX`); [`max`](Error::max) is the latest epoch this time field allows.
+    EpochOutOfRange,
+    /// A layout whose time field alone ([`time_bits`](Error::time_bits) of
+    /// [`unit_ms`](Error::unit_ms)) spans more than `i64::MAX` milliseconds, so no epoch,
+    /// not even 0, fits.
+    TimeSpanTooLong,
 }
 
-impl RangeError {
+/// Why a generator did not hand out an ID, a layout was rejected, or a value does not fit
+/// a layout. Match on [`kind`](Error::kind); the numbers are methods.
+///
+/// ```
+/// use snowdrift::{ErrorKind, Generator, IdGenerator, Layout, ManualClock, Policy};
+/// let clock = ManualClock::new(1_750_000_000_000);
+/// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Fail).unwrap();
+/// generator.next().unwrap();
+/// clock.rewind(37);
+/// let err = generator.next().unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::ClockBackwards);
+/// assert_eq!((err.behind_ms(), err.limit_ms()), (Some(37), Some(0)));
+/// assert_eq!(err.to_string(), "clock moved backwards by 37 ms (limit 0 ms)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Error(pub(crate) Repr);
+
+/// The private representation of an [`Error`]: a kind with its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Repr {
+    ClockBackwards {
+        by_ms: u64,
+        limit_ms: u64,
+    },
+    SwitchNode {
+        by_ms: u64,
+    },
+    WouldBlock,
+    TooFarAhead {
+        ahead_ms: u64,
+        limit_ms: u64,
+    },
+    ClockStalled {
+        at_ms: u64,
+    },
+    PastFence {
+        time_ms: u64,
+        fence_ms: u64,
+    },
+    SameNode {
+        node: u64,
+    },
+    OutOfRange {
+        field: Field,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
+    ResumeOutOfRange {
+        field: Field,
+        value: u64,
+        max: u64,
+    },
+    Layout(Rejected),
+}
+
+/// Why a layout was rejected: which check failed, its numbers, and the message template,
+/// chosen where the layout was built. The templates are not in [`Error::message`], so a
+/// program that builds no layout at run time (its layouts are constants, checked at
+/// compile time) links none of them when it shows a generator's errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Rejected {
+    check: LayoutCheck,
+    /// The time field's width (at most 64 where a message names it).
+    time_bits: u8,
+    unit_ms: u32,
+    /// Numbers 0 and 1 of the template (2 and 3 are `time_bits` and `unit_ms`).
+    numbers: [u64; 2],
+    template: &'static str,
+}
+
+/// The layout checks, each with the numbers its message names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum LayoutCheck {
+    NoTimeBits,
+    NoSequenceBits,
+    /// The bits asked for.
+    SequenceTooWide,
+    /// The bits the fields take together.
+    LayoutTooWide,
+    NoNodeRoom,
+    ZeroUnit,
+    /// The epoch and the latest epoch allowed.
+    EpochOutOfRange,
+    /// The time field's last tick and the unit (the span is their product).
+    TimeSpanTooLong,
+}
+
+impl Error {
+    /// A layout rejected by `check`, with its `numbers`, time field width and unit.
+    pub(crate) const fn layout(
+        check: LayoutCheck,
+        numbers: [u64; 2],
+        time_bits: u32,
+        unit_ms: u32,
+    ) -> Error {
+        let template = match check {
+            LayoutCheck::NoTimeBits => "the time field needs at least 1 bit",
+            LayoutCheck::NoSequenceBits => "the sequence field needs at least 1 bit",
+            LayoutCheck::SequenceTooWide => "the sequence field takes \x01 bits (max 32)",
+            LayoutCheck::LayoutTooWide => "the fields take \x01 bits (max 64)",
+            LayoutCheck::NoNodeRoom => "time and sequence take 64 bits together (max 63)",
+            LayoutCheck::ZeroUnit => "the time unit is 0 ms (min 1 ms)",
+            LayoutCheck::EpochOutOfRange => {
+                "epoch \x01 ms is outside 0..=\x02 ms \
+                 (the epochs a \x03-bit time field of \x04 ms ticks allows)"
+            }
+            // i64::MAX written out: one argument less.
+            LayoutCheck::TimeSpanTooLong => {
+                "the time field's \x03 bits of \x04 ms ticks span \x07 ms, \
+                 so no epoch fits (max span 9223372036854775807 ms)"
+            }
+        };
+        Error(Repr::Layout(Rejected {
+            check,
+            time_bits: if time_bits > 255 {
+                255
+            } else {
+                time_bits as u8
+            },
+            unit_ms,
+            numbers,
+            template,
+        }))
+    }
+
+    /// Would block: see [`ErrorKind::WouldBlock`].
+    pub(crate) const WOULD_BLOCK: Error = Error(Repr::WouldBlock);
+
+    /// A value that does not fit `field`, whose values run `min..=max`.
+    pub(crate) const fn out_of_range(field: Field, value: u64, min: u64, max: u64) -> Error {
+        Error(Repr::OutOfRange {
+            field,
+            value,
+            min,
+            max,
+        })
+    }
+
+    /// What went wrong.
+    ///
+    /// ```
+    /// use snowdrift::{ErrorKind, Layout};
+    /// assert_eq!(Layout::DEFAULT.decode(u64::MAX).unwrap_err().kind(), ErrorKind::OutOfRange);
+    /// ```
+    pub const fn kind(&self) -> ErrorKind {
+        match self.0 {
+            Repr::ClockBackwards { .. } => ErrorKind::ClockBackwards,
+            Repr::SwitchNode { .. } => ErrorKind::SwitchNode,
+            Repr::WouldBlock => ErrorKind::WouldBlock,
+            Repr::TooFarAhead { .. } => ErrorKind::TooFarAhead,
+            Repr::ClockStalled { .. } => ErrorKind::ClockStalled,
+            Repr::PastFence { .. } => ErrorKind::PastFence,
+            Repr::SameNode { .. } => ErrorKind::SameNode,
+            Repr::OutOfRange { .. } => ErrorKind::OutOfRange,
+            Repr::ResumeOutOfRange { .. } => ErrorKind::ResumeOutOfRange,
+            Repr::Layout(r) => match r.check {
+                LayoutCheck::NoTimeBits => ErrorKind::NoTimeBits,
+                LayoutCheck::NoSequenceBits => ErrorKind::NoSequenceBits,
+                LayoutCheck::SequenceTooWide => ErrorKind::SequenceTooWide,
+                LayoutCheck::LayoutTooWide => ErrorKind::LayoutTooWide,
+                LayoutCheck::NoNodeRoom => ErrorKind::NoNodeRoom,
+                LayoutCheck::ZeroUnit => ErrorKind::ZeroUnit,
+                LayoutCheck::EpochOutOfRange => ErrorKind::EpochOutOfRange,
+                LayoutCheck::TimeSpanTooLong => ErrorKind::TimeSpanTooLong,
+            },
+        }
+    }
+
+    /// The field a value was meant for ([`OutOfRange`](ErrorKind::OutOfRange),
+    /// [`ResumeOutOfRange`](ErrorKind::ResumeOutOfRange)).
+    ///
+    /// ```
+    /// use snowdrift::{Field, Layout};
+    /// let err = Layout::DEFAULT.tick_at(0).unwrap_err(); // before the epoch
+    /// assert_eq!(err.field(), Some(Field::Time));
+    /// ```
+    pub const fn field(&self) -> Option<Field> {
+        match self.0 {
+            Repr::OutOfRange { field, .. } | Repr::ResumeOutOfRange { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    /// The value that was refused: the value out of range or the resume mark, the node id
+    /// already held ([`SameNode`](ErrorKind::SameNode)), the bits a layout asked for
+    /// ([`SequenceTooWide`](ErrorKind::SequenceTooWide),
+    /// [`LayoutTooWide`](ErrorKind::LayoutTooWide)) or its epoch
+    /// ([`EpochOutOfRange`](ErrorKind::EpochOutOfRange)).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::TWITTER.node_from(3, 40).unwrap_err();
+    /// assert_eq!((err.value(), err.min(), err.max()), (Some(40), Some(0), Some(31)));
+    /// ```
+    pub const fn value(&self) -> Option<u64> {
+        match self.0 {
+            Repr::OutOfRange { value, .. } | Repr::ResumeOutOfRange { value, .. } => Some(value),
+            Repr::SameNode { node } => Some(node),
+            Repr::Layout(Rejected {
+                check:
+                    LayoutCheck::SequenceTooWide
+                    | LayoutCheck::LayoutTooWide
+                    | LayoutCheck::EpochOutOfRange,
+                numbers,
+                ..
+            }) => Some(numbers[0]),
+            _ => None,
+        }
+    }
+
+    /// The smallest value allowed ([`OutOfRange`](ErrorKind::OutOfRange); for a time,
+    /// the layout's epoch).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::TWITTER.tick_at(0).unwrap_err();
+    /// assert_eq!(err.min(), Some(Layout::TWITTER.epoch_ms()));
+    /// ```
+    pub const fn min(&self) -> Option<u64> {
+        match self.0 {
+            Repr::OutOfRange { min, .. } => Some(min),
+            _ => None,
+        }
+    }
+
+    /// The largest value allowed: of the field, of a resume mark, of a layout's width or
+    /// epoch.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::builder().time_bits(41).node_bits(12).sequence_bits(12).build().unwrap_err();
+    /// assert_eq!((err.value(), err.max()), (Some(65), Some(64)));
+    /// ```
+    pub const fn max(&self) -> Option<u64> {
+        match self.0 {
+            Repr::OutOfRange { max, .. } | Repr::ResumeOutOfRange { max, .. } => Some(max),
+            Repr::Layout(r) => match r.check {
+                LayoutCheck::SequenceTooWide => Some(32),
+                LayoutCheck::LayoutTooWide => Some(64),
+                LayoutCheck::EpochOutOfRange => Some(r.numbers[1]),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// How far the clock went back, in milliseconds (whole ticks):
+    /// [`ClockBackwards`](ErrorKind::ClockBackwards), [`SwitchNode`](ErrorKind::SwitchNode).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::SwitchNode)?;
+    /// generator.next()?;
+    /// clock.rewind(5_000);
+    /// assert_eq!(generator.next().unwrap_err().behind_ms(), Some(5_000));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub const fn behind_ms(&self) -> Option<u64> {
+        match self.0 {
+            Repr::ClockBackwards { by_ms, .. } | Repr::SwitchNode { by_ms } => Some(by_ms),
+            _ => None,
+        }
+    }
+
+    /// How far ahead of the clock the next ID would be, in milliseconds
+    /// ([`TooFarAhead`](ErrorKind::TooFarAhead)).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Borrow { max_ahead_ms: 10 })?;
+    /// generator.next()?;
+    /// clock.rewind(50);
+    /// let err = generator.next().unwrap_err();
+    /// assert_eq!((err.ahead_ms(), err.limit_ms()), (Some(50), Some(10)));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub const fn ahead_ms(&self) -> Option<u64> {
+        match self.0 {
+            Repr::TooFarAhead { ahead_ms, .. } => Some(ahead_ms),
+            _ => None,
+        }
+    }
+
+    /// How far the policy lets the clock go back ([`ClockBackwards`](ErrorKind::ClockBackwards))
+    /// or IDs run ahead ([`TooFarAhead`](ErrorKind::TooFarAhead)), in milliseconds.
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Wait { max_wait_ms: 10 })?;
+    /// generator.next()?;
+    /// clock.rewind(50);
+    /// assert_eq!(generator.next().unwrap_err().limit_ms(), Some(10));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub const fn limit_ms(&self) -> Option<u64> {
+        match self.0 {
+            Repr::ClockBackwards { limit_ms, .. } | Repr::TooFarAhead { limit_ms, .. } => {
+                Some(limit_ms)
+            }
+            _ => None,
+        }
+    }
+
+    /// A Unix millisecond: the time of the ID refused at the fence
+    /// ([`PastFence`](ErrorKind::PastFence), the start of its tick), or the clock's newest
+    /// reading when it stalled ([`ClockStalled`](ErrorKind::ClockStalled)).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// generator.set_fence_ms(1_750_000_000_000);
+    /// let err = generator.next().unwrap_err();
+    /// assert_eq!((err.time_ms(), err.fence_ms()), (Some(1_750_000_000_000), Some(1_750_000_000_000)));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub const fn time_ms(&self) -> Option<u64> {
+        match self.0 {
+            Repr::PastFence { time_ms, .. } => Some(time_ms),
+            Repr::ClockStalled { at_ms } => Some(at_ms),
+            _ => None,
+        }
+    }
+
+    /// The fence, a Unix millisecond IDs must be earlier than
+    /// ([`PastFence`](ErrorKind::PastFence)); see [`time_ms`](Error::time_ms).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// generator.set_fence_ms(1_000);
+    /// assert!(generator.next().unwrap_err().fence_ms().is_some());
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub const fn fence_ms(&self) -> Option<u64> {
+        match self.0 {
+            Repr::PastFence { fence_ms, .. } => Some(fence_ms),
+            _ => None,
+        }
+    }
+
+    /// The width of a rejected layout's time field, in bits
+    /// ([`EpochOutOfRange`](ErrorKind::EpochOutOfRange),
+    /// [`TimeSpanTooLong`](ErrorKind::TimeSpanTooLong)).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::builder().time_bits(62).sequence_bits(1).unit_ms(3).build().unwrap_err();
+    /// assert_eq!((err.time_bits(), err.unit_ms()), (Some(62), Some(3)));
+    /// ```
+    pub const fn time_bits(&self) -> Option<u32> {
+        match self.0 {
+            Repr::Layout(Rejected {
+                check: LayoutCheck::EpochOutOfRange | LayoutCheck::TimeSpanTooLong,
+                time_bits,
+                ..
+            }) => Some(time_bits as u32),
+            _ => None,
+        }
+    }
+
+    /// The time unit of a rejected layout, in milliseconds; see
+    /// [`time_bits`](Error::time_bits).
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// let err = Layout::builder().time_bits(41).sequence_bits(12).epoch_ms(u64::MAX).build().unwrap_err();
+    /// assert_eq!(err.unit_ms(), Some(1));
+    /// ```
+    pub const fn unit_ms(&self) -> Option<u32> {
+        match self.0 {
+            Repr::Layout(Rejected {
+                check: LayoutCheck::EpochOutOfRange | LayoutCheck::TimeSpanTooLong,
+                unit_ms,
+                ..
+            }) => Some(unit_ms),
+            _ => None,
+        }
+    }
+
     /// The message, without allocating or formatting: the same text as `Display`.
     ///
     /// ```
@@ -65,265 +508,68 @@ impl RangeError {
     /// assert_eq!(err.message().as_str(), "worker id 40 does not fit in 5 bits (max 31)");
     /// ```
     pub fn message(&self) -> Message {
-        let RangeError {
-            field,
-            value,
-            min,
-            max,
-        } = *self;
-        let bits = u64::from(64 - max.leading_zeros());
-        // Every message begins with the field's name (`\x05`).
-        let template = match field {
-            Field::Time => {
-                "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
-            }
-            Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
-            _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
-        };
-        render(template, &[value, max, min, bits], field.name())
-    }
-}
-
-impl fmt::Display for RangeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message().as_str())
-    }
-}
-
-/// Why a [`Layout`](crate::Layout) was rejected.
-///
-/// ```
-/// use snowdrift::{Layout, LayoutError};
-/// let err = Layout::builder().time_bits(41).node_bits(12).sequence_bits(12).build().unwrap_err();
-/// assert_eq!(err, LayoutError::TooWide { total: 65 });
-/// assert_eq!(err.to_string(), "the fields take 65 bits (max 64)");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LayoutError {
-    /// The time field has no bits.
-    NoTimeBits,
-    /// The sequence field has no bits.
-    NoSequenceBits,
-    /// The sequence field is wider than 32 bits.
-    SequenceTooWide {
-        /// Bits asked for.
-        bits: u32,
-    },
-    /// Time + node + sequence take more than 64 bits.
-    TooWide {
-        /// Bits the fields take together: the exact sum of the widths given.
-        total: u64,
-    },
-    /// Time and sequence take all 64 bits (no node bits): a generator's slot counter needs
-    /// one bit of room above them.
-    NoNodeRoom,
-    /// The time unit is zero milliseconds.
-    ZeroUnit,
-    /// The epoch is so late that the time field's last tick would start after the
-    /// largest Unix millisecond snowdrift accepts (`i64::MAX`).
-    EpochOutOfRange {
-        /// The epoch given, in Unix milliseconds.
-        epoch_ms: u64,
-        /// The latest epoch this time field allows: `i64::MAX` minus its span.
-        max_epoch_ms: u64,
-        /// Width of the time field, in bits.
-        time_bits: u32,
-        /// Milliseconds per tick.
-        unit_ms: u32,
-    },
-    /// The time field alone spans more than `i64::MAX` milliseconds (from the start of
-    /// its first tick to the start of its last), so no epoch, not even 0, fits.
-    TimeSpanTooLong {
-        /// Width of the time field, in bits.
-        time_bits: u32,
-        /// Milliseconds per tick.
-        unit_ms: u32,
-    },
-}
-
-impl LayoutError {
-    /// The message, without allocating or formatting: the same text as `Display`.
-    pub fn message(&self) -> Message {
-        let (template, args) = match *self {
-            LayoutError::NoTimeBits => ("the time field needs at least 1 bit", [0; 4]),
-            LayoutError::NoSequenceBits => ("the sequence field needs at least 1 bit", [0; 4]),
-            LayoutError::SequenceTooWide { bits } => (
-                "the sequence field takes \x01 bits (max 32)",
-                [u64::from(bits), 0, 0, 0],
-            ),
-            LayoutError::TooWide { total } => {
-                ("the fields take \x01 bits (max 64)", [total, 0, 0, 0])
-            }
-            LayoutError::NoNodeRoom => ("time and sequence take 64 bits together (max 63)", [0; 4]),
-            LayoutError::ZeroUnit => ("the time unit is 0 ms (min 1 ms)", [0; 4]),
-            LayoutError::EpochOutOfRange {
-                epoch_ms,
-                max_epoch_ms,
-                time_bits,
-                unit_ms,
-            } => (
-                "epoch \x01 ms is outside 0..=\x02 ms \
-                 (the epochs a \x03-bit time field of \x04 ms ticks allows)",
-                [
-                    epoch_ms,
-                    max_epoch_ms,
-                    u64::from(time_bits),
-                    u64::from(unit_ms),
-                ],
-            ),
-            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => (
-                // i64::MAX written out: one argument less.
-                "the time field's \x03 bits of \x02 ms ticks span \x07 ms, \
-                 so no epoch fits (max span 9223372036854775807 ms)",
-                [
-                    crate::layout::mask(time_bits),
-                    u64::from(unit_ms),
-                    u64::from(time_bits),
-                    0,
-                ],
-            ),
-        };
-        render(template, &args, "")
-    }
-}
-
-impl fmt::Display for LayoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message().as_str())
-    }
-}
-
-/// Why a generator did not hand out an ID.
-///
-/// ```
-/// use snowdrift::{Generator, Layout, ManualClock, Policy};
-/// let clock = ManualClock::new(1_750_000_000_000);
-/// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::Fail).unwrap();
-/// generator.next().unwrap();
-/// clock.rewind(37);
-/// let err = generator.next().unwrap_err();
-/// assert_eq!(err.to_string(), "clock moved backwards by 37 ms (limit 0 ms)");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Error {
-    /// The clock reads earlier than the newest tick already used, by more than the policy
-    /// allows.
-    ClockBackwards {
-        /// How far back, in milliseconds (whole ticks).
-        by_ms: u64,
-        /// How far back the policy tolerates, in milliseconds.
-        limit_ms: u64,
-    },
-    /// The clock went backwards under [`Policy::SwitchNode`](crate::Policy::SwitchNode): move
-    /// to another node id with [`Generator::switch_node`](crate::Generator::switch_node),
-    /// giving the time its previous holder issued up to (a lease's `notBefore`), then go on.
-    SwitchNode {
-        /// How far back, in milliseconds (whole ticks).
-        by_ms: u64,
-    },
-    /// The call would have to wait (for the next tick, or for the clock to catch up).
-    /// Only `try_*` calls return this.
-    WouldBlock,
-    /// Under [`Policy::Borrow`](crate::Policy::Borrow), the next ID would be further ahead
-    /// of the clock than a call may borrow and then wait for: more than twice the policy's
-    /// `max_ahead_ms` (the clock stepped back by more than the bound).
-    TooFarAhead {
-        /// How far ahead the next ID would be, in milliseconds.
-        ahead_ms: u64,
-        /// The policy's `max_ahead_ms`.
-        limit_ms: u64,
-    },
-    /// The clock reading (or a requested time) is outside the layout's time range: before
-    /// the epoch, or past the time field's last tick. IDs never wrap around.
-    Time(RangeError),
-    /// A node, datacenter or worker id, or an ID, does not fit the layout.
-    Range(RangeError),
-    /// The clock stopped moving forward (no reading above `at_ms` for a few million reads
-    /// in a row) while a call waited for it, so the call gave up instead of spinning
-    /// forever.
-    ClockStalled {
-        /// The newest reading, in Unix milliseconds.
-        at_ms: u64,
-    },
-    /// [`Generator::switch_node`](crate::Generator::switch_node) was given the node id the
-    /// generator already holds: going on with it afresh would repeat IDs.
-    SameNode {
-        /// The node id.
-        node: u64,
-    },
-    /// A resume mark past the last ID the generator could issue: nothing can follow it.
-    /// The range error's `max` is the largest mark that leaves room.
-    ResumeOutOfRange(RangeError),
-    /// The next ID's time is not before the generator's fence (for example the end of a
-    /// node id lease): move the fence forward to go on.
-    PastFence {
-        /// The time of the ID that was refused, in Unix milliseconds (the start of its
-        /// tick).
-        time_ms: u64,
-        /// The fence: IDs must be earlier than this Unix millisecond.
-        fence_ms: u64,
-    },
-    /// The policy cannot be used with this generator (for example
-    /// [`Policy::History`](crate::Policy::History) with no history ring).
-    Unsupported {
-        /// What is missing.
-        reason: &'static str,
-    },
-}
-
-impl Error {
-    /// The message, without allocating or formatting: the same text as `Display`.
-    ///
-    /// ```
-    /// use snowdrift::Error;
-    /// let err = Error::ClockBackwards { by_ms: 37, limit_ms: 0 };
-    /// assert_eq!(err.message().as_str(), "clock moved backwards by 37 ms (limit 0 ms)");
-    /// ```
-    pub fn message(&self) -> Message {
         let mut text = "";
-        let (template, args) = match *self {
-            Error::ClockBackwards { by_ms, limit_ms } => (
+        let (template, args) = match self.0 {
+            Repr::ClockBackwards { by_ms, limit_ms } => (
                 "clock moved backwards by \x01 ms (limit \x02 ms)",
                 [by_ms, limit_ms, 0, 0],
             ),
-            Error::SwitchNode { by_ms } => (
+            Repr::SwitchNode { by_ms } => (
                 "clock moved backwards by \x01 ms: switch to an unused node id",
                 [by_ms, 0, 0, 0],
             ),
-            Error::WouldBlock => ("no ID available without waiting", [0; 4]),
-            Error::TooFarAhead { ahead_ms, limit_ms } => (
+            Repr::WouldBlock => ("no ID available without waiting", [0; 4]),
+            Repr::TooFarAhead { ahead_ms, limit_ms } => (
                 "next ID would be \x01 ms ahead of the clock (limit \x02 ms, then a wait of up to \x02 ms)",
                 [ahead_ms, limit_ms, 0, 0],
             ),
-            Error::Time(e) | Error::Range(e) => return e.message(),
-            Error::ClockStalled { at_ms } => (
+            Repr::OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            } => {
+                let bits = u64::from(64 - max.leading_zeros());
+                text = field.name();
+                // Every message begins with the field's name (`\x05`).
+                let template = match field {
+                    Field::Time => {
+                        "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
+                    }
+                    Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
+                    _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
+                };
+                (template, [value, max, min, bits])
+            }
+            Repr::ClockStalled { at_ms } => (
                 "clock stopped at \x01 ms while waiting for it to advance",
                 [at_ms, 0, 0, 0],
             ),
-            Error::Unsupported { reason } => {
-                text = reason;
-                ("\x05", [0; 4])
-            }
-            Error::SameNode { node } => (
+            Repr::SameNode { node } => (
                 "node id \x01 is the one this generator holds: \
                  switch to a node id it has not used",
                 [node, 0, 0, 0],
             ),
-            Error::ResumeOutOfRange(RangeError {
-                field, value, max, ..
-            }) => (
-                if field == Field::Time {
+            Repr::ResumeOutOfRange { field, value, max } => (
+                if let Field::Time = field {
                     "no ID can follow time \x01 ms (max \x02 ms)"
                 } else {
                     "no ID of this node can follow id \x01 (max \x02)"
                 },
                 [value, max, 0, 0],
             ),
-            Error::PastFence { time_ms, fence_ms } => (
+            Repr::PastFence { time_ms, fence_ms } => (
                 "next ID at \x01 ms is not before the fence at \x02 ms",
                 [time_ms, fence_ms, 0, 0],
+            ),
+            Repr::Layout(r) => (
+                r.template,
+                [
+                    r.numbers[0],
+                    r.numbers[1],
+                    u64::from(r.time_bits),
+                    u64::from(r.unit_ms),
+                ],
             ),
         };
         render(template, &args, text)
@@ -336,65 +582,146 @@ impl fmt::Display for Error {
     }
 }
 
-impl From<RangeError> for Error {
-    fn from(e: RangeError) -> Self {
-        match e.field {
-            Field::Time => Error::Time(e),
-            _ => Error::Range(e),
-        }
-    }
-}
-
-/// Why a text form of an ID was rejected.
+/// Why a text form of an ID was rejected: see [`ParseError::kind`].
 ///
 /// ```
-/// use snowdrift::{text, ParseErrorKind};
-/// let err = text::parse_base32("01HZ!").unwrap_err();
-/// assert_eq!(err.kind, ParseErrorKind::WrongLength { expected: 13, found: 5 });
-/// let err = text::parse_decimal("12x4").unwrap_err();
-/// assert_eq!((err.kind, err.position), (ParseErrorKind::InvalidChar { found: 'x' }, 2));
-/// assert_eq!(err.to_string(), "invalid character 'x' at position 2");
+/// use snowdrift::{ParseErrorKind, text};
+/// assert_eq!(text::parse_decimal("").unwrap_err().kind(), ParseErrorKind::Empty);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ParseError {
-    /// What is wrong.
-    pub kind: ParseErrorKind,
-    /// Byte offset of the offending character (0 for empty input and wrong lengths; the
-    /// first character past the limit for [`TooLong`](ParseErrorKind::TooLong); the
-    /// first character that made the value too large for overflow).
-    pub position: usize,
-}
-
-/// What is wrong with a text form; see [`ParseError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseErrorKind {
     /// The text is empty.
     Empty,
-    /// A character outside the form's alphabet.
-    InvalidChar {
-        /// The character found.
-        found: char,
-    },
+    /// A character outside the form's alphabet ([`invalid_char`](ParseError::invalid_char)).
+    InvalidChar,
     /// The value does not fit in 64 bits.
     Overflow,
-    /// A fixed-width form with the wrong number of characters.
-    WrongLength {
-        /// Characters the form needs.
-        expected: usize,
-        /// Characters given.
-        found: usize,
-    },
-    /// A variable-width form with more characters than it can have.
-    TooLong {
-        /// Characters given.
-        found: usize,
-        /// The most characters the form allows.
-        max: usize,
-    },
+    /// A fixed-width form with the wrong number of characters
+    /// ([`found_len`](ParseError::found_len), [`expected_len`](ParseError::expected_len)).
+    WrongLength,
+    /// A variable-width form with more characters than it can have
+    /// ([`found_len`](ParseError::found_len), [`max_len`](ParseError::max_len)).
+    TooLong,
+}
+
+/// Why a text form of an ID was rejected. Match on [`kind`](ParseError::kind); the
+/// details are methods.
+///
+/// ```
+/// use snowdrift::{ParseErrorKind, text};
+/// let err = text::parse_base32("01HZ!").unwrap_err();
+/// assert_eq!(err.kind(), ParseErrorKind::WrongLength);
+/// assert_eq!((err.found_len(), err.expected_len()), (Some(5), Some(13)));
+/// let err = text::parse_decimal("12x4").unwrap_err();
+/// assert_eq!((err.invalid_char(), err.position()), (Some('x'), 2));
+/// assert_eq!(err.to_string(), "invalid character 'x' at position 2");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ParseError {
+    repr: ParseRepr,
+    position: usize,
+}
+
+/// The private representation of a [`ParseError`]'s kind, with its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ParseRepr {
+    Empty,
+    InvalidChar { found: char },
+    Overflow,
+    WrongLength { expected: usize, found: usize },
+    TooLong { found: usize, max: usize },
 }
 
 impl ParseError {
+    /// The error `repr` at byte offset `position`.
+    pub(crate) const fn new(repr: ParseRepr, position: usize) -> ParseError {
+        ParseError { repr, position }
+    }
+
+    /// What is wrong.
+    ///
+    /// ```
+    /// use snowdrift::{ParseErrorKind, text};
+    /// assert_eq!(text::parse_base62("LygHa16AHYG").unwrap_err().kind(), ParseErrorKind::Overflow);
+    /// ```
+    pub const fn kind(&self) -> ParseErrorKind {
+        match self.repr {
+            ParseRepr::Empty => ParseErrorKind::Empty,
+            ParseRepr::InvalidChar { .. } => ParseErrorKind::InvalidChar,
+            ParseRepr::Overflow => ParseErrorKind::Overflow,
+            ParseRepr::WrongLength { .. } => ParseErrorKind::WrongLength,
+            ParseRepr::TooLong { .. } => ParseErrorKind::TooLong,
+        }
+    }
+
+    /// Byte offset of the offending character: 0 for empty input and wrong lengths; the
+    /// first character past the limit for [`TooLong`](ParseErrorKind::TooLong); the
+    /// first character that made the value too large for
+    /// [`Overflow`](ParseErrorKind::Overflow).
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// assert_eq!(text::parse_decimal("18446744073709551616").unwrap_err().position(), 19);
+    /// ```
+    pub const fn position(&self) -> usize {
+        self.position
+    }
+
+    /// The character outside the alphabet ([`InvalidChar`](ParseErrorKind::InvalidChar)).
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// assert_eq!(text::parse_hex("12g").unwrap_err().invalid_char(), Some('g'));
+    /// ```
+    pub const fn invalid_char(&self) -> Option<char> {
+        match self.repr {
+            ParseRepr::InvalidChar { found } => Some(found),
+            _ => None,
+        }
+    }
+
+    /// Characters given ([`WrongLength`](ParseErrorKind::WrongLength),
+    /// [`TooLong`](ParseErrorKind::TooLong)).
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// let err = text::parse_decimal("123456789012345678901").unwrap_err();
+    /// assert_eq!((err.found_len(), err.max_len()), (Some(21), Some(20)));
+    /// ```
+    pub const fn found_len(&self) -> Option<usize> {
+        match self.repr {
+            ParseRepr::WrongLength { found, .. } | ParseRepr::TooLong { found, .. } => Some(found),
+            _ => None,
+        }
+    }
+
+    /// Characters a fixed-width form needs ([`WrongLength`](ParseErrorKind::WrongLength)).
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// assert_eq!(text::parse_base32("01HZ").unwrap_err().expected_len(), Some(13));
+    /// ```
+    pub const fn expected_len(&self) -> Option<usize> {
+        match self.repr {
+            ParseRepr::WrongLength { expected, .. } => Some(expected),
+            _ => None,
+        }
+    }
+
+    /// The most characters a variable-width form allows ([`TooLong`](ParseErrorKind::TooLong)).
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// assert_eq!(text::parse_hex("12345678901234567").unwrap_err().max_len(), Some(16));
+    /// ```
+    pub const fn max_len(&self) -> Option<usize> {
+        match self.repr {
+            ParseRepr::TooLong { max, .. } => Some(max),
+            _ => None,
+        }
+    }
+
     /// The message, without allocating or formatting: the same text as `Display`.
     ///
     /// ```
@@ -405,24 +732,24 @@ impl ParseError {
     pub fn message(&self) -> Message {
         let position = self.position as u64;
         let mut text = "";
-        let (template, args) = match self.kind {
-            ParseErrorKind::Empty => ("empty input", [0; 4]),
-            ParseErrorKind::InvalidChar { found } => {
+        let (template, args) = match self.repr {
+            ParseRepr::Empty => ("empty input", [0; 4]),
+            ParseRepr::InvalidChar { found } => {
                 text = quoted(found);
                 (
                     "invalid character \x06 at position \x02",
                     [u64::from(found), position, utf8(found), 0],
                 )
             }
-            ParseErrorKind::Overflow => (
+            ParseRepr::Overflow => (
                 "value does not fit in 64 bits (at position \x01)",
                 [position, 0, 0, 0],
             ),
-            ParseErrorKind::WrongLength { expected, found } => (
+            ParseRepr::WrongLength { expected, found } => (
                 "wrong length: \x01 characters (expected \x02)",
                 [found as u64, expected as u64, 0, 0],
             ),
-            ParseErrorKind::TooLong { found, max } => (
+            ParseRepr::TooLong { found, max } => (
                 "too long: \x01 characters (max \x02)",
                 [found as u64, max as u64, 0, 0],
             ),
@@ -437,8 +764,6 @@ impl fmt::Display for ParseError {
     }
 }
 
-impl core::error::Error for RangeError {}
-impl core::error::Error for LayoutError {}
 impl core::error::Error for Error {}
 impl core::error::Error for ParseError {}
 
@@ -449,49 +774,53 @@ mod tests {
     use std::format;
     use std::string::ToString;
 
+    /// The largest value of `bits` bits.
+    fn mask(bits: u32) -> u64 {
+        u64::MAX.checked_shr(64 - bits.min(64)).unwrap_or(0)
+    }
+
     /// The text `Display` wrote before messages were built by hand, with `write!`.
     fn formatted(e: &Error) -> std::string::String {
-        match *e {
-            Error::ClockBackwards { by_ms, limit_ms } => {
+        match e.0 {
+            Repr::ClockBackwards { by_ms, limit_ms } => {
                 format!("clock moved backwards by {by_ms} ms (limit {limit_ms} ms)")
             }
-            Error::SwitchNode { by_ms } => {
+            Repr::SwitchNode { by_ms } => {
                 format!("clock moved backwards by {by_ms} ms: switch to an unused node id")
             }
-            Error::WouldBlock => "no ID available without waiting".to_string(),
-            Error::TooFarAhead { ahead_ms, limit_ms } => {
+            Repr::WouldBlock => "no ID available without waiting".to_string(),
+            Repr::TooFarAhead { ahead_ms, limit_ms } => {
                 format!(
                     "next ID would be {ahead_ms} ms ahead of the clock (limit {limit_ms} ms, then a wait of up to {limit_ms} ms)"
                 )
             }
-            Error::Time(RangeError {
+            Repr::OutOfRange {
                 field: Field::Time,
                 value,
                 min,
                 max,
-            }) => format!(
+            } => format!(
                 "time {value} ms is outside the layout's range ({min}..={max} ms since the Unix epoch)"
             ),
-            Error::Range(RangeError {
+            Repr::OutOfRange {
                 field: Field::Id,
                 value,
                 max,
                 ..
-            }) => format!(
+            } => format!(
                 "id {value} does not fit the layout's {} bits (max {max})",
                 64 - max.leading_zeros()
             ),
-            Error::Range(RangeError {
+            Repr::OutOfRange {
                 field, value, max, ..
-            }) => format!(
+            } => format!(
                 "{} {value} does not fit in {} bits (max {max})",
                 field.name(),
                 64 - max.leading_zeros()
             ),
-            Error::ClockStalled { at_ms } => {
+            Repr::ClockStalled { at_ms } => {
                 format!("clock stopped at {at_ms} ms while waiting for it to advance")
             }
-            Error::Unsupported { reason } => reason.to_string(),
             _ => unreachable!(),
         }
     }
@@ -499,33 +828,25 @@ mod tests {
     #[test]
     fn generator_messages_match_the_formatted_text_at_the_extremes() {
         for n in crate::message::tests::EXTREMES {
-            let range = |field| RangeError {
-                field,
-                value: n,
-                min: n / 3,
-                max: n,
-            };
+            let range = |field| Error::out_of_range(field, n, n / 3, n);
             let errors = [
-                Error::ClockBackwards {
+                Error(Repr::ClockBackwards {
                     by_ms: n,
                     limit_ms: n / 7,
-                },
-                Error::SwitchNode { by_ms: n },
-                Error::WouldBlock,
-                Error::TooFarAhead {
+                }),
+                Error(Repr::SwitchNode { by_ms: n }),
+                Error::WOULD_BLOCK,
+                Error(Repr::TooFarAhead {
                     ahead_ms: n,
                     limit_ms: n / 2,
-                },
-                Error::Time(range(Field::Time)),
-                Error::Range(range(Field::Id)),
-                Error::Range(range(Field::Node)),
-                Error::Range(range(Field::Datacenter)),
-                Error::Range(range(Field::Worker)),
-                Error::Range(range(Field::Sequence)),
-                Error::ClockStalled { at_ms: n },
-                Error::Unsupported {
-                    reason: "the history policy needs a ring: use Generator::with_history",
-                },
+                }),
+                range(Field::Time),
+                range(Field::Id),
+                range(Field::Node),
+                range(Field::Datacenter),
+                range(Field::Worker),
+                range(Field::Sequence),
+                Error(Repr::ClockStalled { at_ms: n }),
             ];
             for e in errors {
                 assert_eq!(e.message().as_str(), formatted(&e));
@@ -535,29 +856,25 @@ mod tests {
     }
 
     /// The text of a layout error, written with `format!` (128-bit for the span).
-    fn formatted_layout(e: &LayoutError) -> std::string::String {
-        match *e {
-            LayoutError::NoTimeBits => "the time field needs at least 1 bit".to_string(),
-            LayoutError::NoSequenceBits => "the sequence field needs at least 1 bit".to_string(),
-            LayoutError::SequenceTooWide { bits } => {
-                format!("the sequence field takes {bits} bits (max 32)")
-            }
-            LayoutError::TooWide { total } => format!("the fields take {total} bits (max 64)"),
-            LayoutError::NoNodeRoom => {
+    fn formatted_layout(e: &Error) -> std::string::String {
+        let Repr::Layout(r) = e.0 else { unreachable!() };
+        let [n0, n1] = r.numbers;
+        let (time_bits, unit_ms) = (r.time_bits, r.unit_ms);
+        match r.check {
+            LayoutCheck::NoTimeBits => "the time field needs at least 1 bit".to_string(),
+            LayoutCheck::NoSequenceBits => "the sequence field needs at least 1 bit".to_string(),
+            LayoutCheck::SequenceTooWide => format!("the sequence field takes {n0} bits (max 32)"),
+            LayoutCheck::LayoutTooWide => format!("the fields take {n0} bits (max 64)"),
+            LayoutCheck::NoNodeRoom => {
                 "time and sequence take 64 bits together (max 63)".to_string()
             }
-            LayoutError::ZeroUnit => "the time unit is 0 ms (min 1 ms)".to_string(),
-            LayoutError::EpochOutOfRange {
-                epoch_ms,
-                max_epoch_ms,
-                time_bits,
-                unit_ms,
-            } => format!(
-                "epoch {epoch_ms} ms is outside 0..={max_epoch_ms} ms \
+            LayoutCheck::ZeroUnit => "the time unit is 0 ms (min 1 ms)".to_string(),
+            LayoutCheck::EpochOutOfRange => format!(
+                "epoch {n0} ms is outside 0..={n1} ms \
                  (the epochs a {time_bits}-bit time field of {unit_ms} ms ticks allows)"
             ),
-            LayoutError::TimeSpanTooLong { time_bits, unit_ms } => {
-                let span = u128::from(crate::layout::mask(time_bits)) * u128::from(unit_ms);
+            LayoutCheck::TimeSpanTooLong => {
+                let span = u128::from(n0) * u128::from(unit_ms);
                 format!(
                     "the time field's {time_bits} bits of {unit_ms} ms ticks span {span} ms, \
                      so no epoch fits (max span {} ms)",
@@ -569,45 +886,38 @@ mod tests {
 
     #[test]
     fn layout_messages_match_the_formatted_text_at_the_extremes() {
-        let small = [
-            0u32,
-            1,
-            9,
-            10,
-            33,
-            62,
-            63,
-            64,
-            65,
-            99,
-            100,
-            u32::MAX - 1,
-            u32::MAX,
-        ];
+        let small = [0u32, 1, 9, 10, 33, 62, 63, 64, 65, 99, 100, 255];
+        let units = [0u32, 1, 9, 10, 99, 100, u32::MAX - 1, u32::MAX];
         let mut cases = std::vec![
-            LayoutError::NoTimeBits,
-            LayoutError::NoSequenceBits,
-            LayoutError::NoNodeRoom,
-            LayoutError::ZeroUnit,
+            Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0),
+            Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0),
         ];
-        for n in small {
+        for n in small.into_iter().chain([u32::MAX - 1, u32::MAX]) {
             let wide = u64::from(n);
-            cases.push(LayoutError::SequenceTooWide { bits: n });
+            cases.push(Error::layout(LayoutCheck::SequenceTooWide, [wide, 0], 0, 0));
             for total in [wide, wide * 4, u64::MAX] {
-                cases.push(LayoutError::TooWide { total });
+                cases.push(Error::layout(LayoutCheck::LayoutTooWide, [total, 0], 0, 0));
             }
-            for unit_ms in small {
-                cases.push(LayoutError::TimeSpanTooLong {
-                    time_bits: n,
+        }
+        for n in small {
+            for unit_ms in units {
+                let span = [mask(n), u64::from(unit_ms)];
+                cases.push(Error::layout(
+                    LayoutCheck::TimeSpanTooLong,
+                    span,
+                    n,
                     unit_ms,
-                });
+                ));
                 for epoch_ms in [0, 1, i64::MAX as u64, u64::MAX] {
-                    cases.push(LayoutError::EpochOutOfRange {
-                        epoch_ms,
-                        max_epoch_ms: epoch_ms / 3,
-                        time_bits: n,
+                    let epochs = [epoch_ms, epoch_ms / 3];
+                    cases.push(Error::layout(
+                        LayoutCheck::EpochOutOfRange,
+                        epochs,
+                        n,
                         unit_ms,
-                    });
+                    ));
                 }
             }
         }
@@ -616,10 +926,12 @@ mod tests {
             assert_eq!(e.to_string(), formatted_layout(&e));
         }
         // The widest span there is: 64 bits of u32::MAX ms, past u64::MAX.
-        let e = LayoutError::TimeSpanTooLong {
-            time_bits: 64,
-            unit_ms: u32::MAX,
-        };
+        let e = Error::layout(
+            LayoutCheck::TimeSpanTooLong,
+            [u64::MAX, u64::from(u32::MAX)],
+            64,
+            u32::MAX,
+        );
         assert!(e.message().contains(" 79228162495817593515539431425 ms"));
     }
 
@@ -644,24 +956,21 @@ mod tests {
         ];
         for (found, quoted) in chars {
             for position in [0, 7, usize::MAX] {
-                let e = ParseError {
-                    kind: ParseErrorKind::InvalidChar { found },
-                    position,
-                };
+                let e = ParseError::new(ParseRepr::InvalidChar { found }, position);
                 let text = format!("invalid character {quoted} at position {position}");
                 assert_eq!(e.message().as_str(), text);
                 assert_eq!(e.to_string(), text);
             }
         }
         let cases = [
-            (ParseErrorKind::Empty, 0, "empty input".to_string()),
+            (ParseRepr::Empty, 0, "empty input".to_string()),
             (
-                ParseErrorKind::Overflow,
+                ParseRepr::Overflow,
                 12,
                 "value does not fit in 64 bits (at position 12)".to_string(),
             ),
             (
-                ParseErrorKind::WrongLength {
+                ParseRepr::WrongLength {
                     expected: 13,
                     found: 5,
                 },
@@ -670,16 +979,13 @@ mod tests {
             ),
         ];
         for (kind, position, text) in cases {
-            let e = ParseError { kind, position };
+            let e = ParseError::new(kind, position);
             assert_eq!(e.message().as_str(), text);
             assert_eq!(e.to_string(), text);
         }
         for found in [0, 1, 17, 21, 1000, usize::MAX] {
             for max in [0, 16, 20, usize::MAX] {
-                let e = ParseError {
-                    kind: ParseErrorKind::TooLong { found, max },
-                    position: max,
-                };
+                let e = ParseError::new(ParseRepr::TooLong { found, max }, max);
                 let text = format!("too long: {found} characters (max {max})");
                 assert_eq!(e.message().as_str(), text);
                 assert_eq!(e.to_string(), text);

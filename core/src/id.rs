@@ -1,6 +1,6 @@
 //! Decoding IDs into their parts, composing them back, and ID ranges for a point in time.
 
-use crate::error::{Field, RangeError};
+use crate::error::{Error, Field};
 use crate::layout::Layout;
 
 /// The fields of an ID, with the time as Unix milliseconds.
@@ -28,17 +28,12 @@ impl Layout {
     /// assert_eq!(Layout::DISCORD.datacenter_of(parts.node), 1);
     /// assert_eq!(Layout::DISCORD.worker_of(parts.node), 0);
     /// assert_eq!(parts.sequence, 7);
-    /// # Ok::<(), snowdrift::RangeError>(())
+    /// # Ok::<(), snowdrift::Error>(())
     /// ```
     #[inline]
-    pub const fn decode(&self, id: u64) -> Result<Parts, RangeError> {
+    pub const fn decode(&self, id: u64) -> Result<Parts, Error> {
         if id > self.max_id() {
-            return Err(RangeError {
-                field: Field::Id,
-                value: id,
-                min: 0,
-                max: self.max_id(),
-            });
+            return Err(Error::out_of_range(Field::Id, id, 0, self.max_id()));
         }
         Ok(Parts {
             time_ms: self.tick_start_ms(id >> self.time_shift()),
@@ -55,9 +50,9 @@ impl Layout {
     /// assert_eq!(id, 175928847299117063);
     /// let err = Layout::DISCORD.compose(Parts { time_ms: 0, node: 0, sequence: 0 }).unwrap_err();
     /// assert!(err.to_string().starts_with("time 0 ms is outside the layout's range"));
-    /// # Ok::<(), snowdrift::RangeError>(())
+    /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    pub const fn compose(&self, parts: Parts) -> Result<u64, RangeError> {
+    pub const fn compose(&self, parts: Parts) -> Result<u64, Error> {
         let tick = match self.tick_at(parts.time_ms) {
             Ok(t) => t,
             Err(e) => return Err(e),
@@ -86,7 +81,7 @@ impl Layout {
     /// let err = Layout::TWITTER.node_from(32, 0).unwrap_err();
     /// assert_eq!(err.to_string(), "datacenter id 32 does not fit in 5 bits (max 31)");
     /// ```
-    pub const fn node_from(&self, datacenter: u64, worker: u64) -> Result<u64, RangeError> {
+    pub const fn node_from(&self, datacenter: u64, worker: u64) -> Result<u64, Error> {
         if datacenter > self.max_datacenter() {
             return Err(self.range(Field::Datacenter, datacenter, self.max_datacenter()));
         }
@@ -106,7 +101,7 @@ impl Layout {
     ///     "node id 1024 does not fit in 10 bits (max 1023)"
     /// );
     /// ```
-    pub const fn check_node(&self, node: u64) -> Result<u64, RangeError> {
+    pub const fn check_node(&self, node: u64) -> Result<u64, Error> {
         if node > self.max_node() {
             return Err(self.range(Field::Node, node, self.max_node()));
         }
@@ -133,9 +128,9 @@ impl Layout {
     /// assert!(lo < hi);
     /// assert_eq!(l.decode(lo)?.time_ms, 1_750_000_000_000);
     /// assert_eq!(l.decode(hi)?.time_ms, 1_750_000_000_999);
-    /// # Ok::<(), snowdrift::RangeError>(())
+    /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    pub const fn min_id_at(&self, time_ms: u64) -> Result<u64, RangeError> {
+    pub const fn min_id_at(&self, time_ms: u64) -> Result<u64, Error> {
         match self.tick_at(time_ms) {
             Ok(tick) => Ok(tick << self.time_shift()),
             Err(e) => Err(e),
@@ -143,20 +138,15 @@ impl Layout {
     }
 
     /// The largest ID any node can make in the tick holding `time_ms`.
-    pub const fn max_id_at(&self, time_ms: u64) -> Result<u64, RangeError> {
+    pub const fn max_id_at(&self, time_ms: u64) -> Result<u64, Error> {
         match self.tick_at(time_ms) {
             Ok(tick) => Ok((tick << self.time_shift()) | crate::layout::mask(self.time_shift())),
             Err(e) => Err(e),
         }
     }
 
-    const fn range(&self, field: Field, value: u64, max: u64) -> RangeError {
-        RangeError {
-            field,
-            value,
-            min: 0,
-            max,
-        }
+    const fn range(&self, field: Field, value: u64, max: u64) -> Error {
+        Error::out_of_range(field, value, 0, max)
     }
 }
 
@@ -194,8 +184,8 @@ mod tests {
     #[test]
     fn decode_rejects_bits_above_the_layout() {
         let err = Layout::DEFAULT.decode(1 << 63).unwrap_err();
-        assert_eq!(err.field, Field::Id);
-        assert_eq!(err.max, (1 << 63) - 1);
+        assert_eq!(err.field(), Some(Field::Id));
+        assert_eq!(err.max(), Some((1 << 63) - 1));
         assert!(Layout::DISCORD.decode(u64::MAX).is_ok());
     }
 
@@ -210,7 +200,10 @@ mod tests {
                 sequence: 0,
             })
             .unwrap_err();
-        assert_eq!((e.field, e.value, e.max), (Field::Node, 1024, 1023));
+        assert_eq!(
+            (e.field(), e.value(), e.max()),
+            (Some(Field::Node), Some(1024), Some(1023))
+        );
         let e = l
             .compose(Parts {
                 time_ms: t,
@@ -218,7 +211,10 @@ mod tests {
                 sequence: 4096,
             })
             .unwrap_err();
-        assert_eq!((e.field, e.value, e.max), (Field::Sequence, 4096, 4095));
+        assert_eq!(
+            (e.field(), e.value(), e.max()),
+            (Some(Field::Sequence), Some(4096), Some(4095))
+        );
         let e = l
             .compose(Parts {
                 time_ms: l.exhausts_at(),
@@ -226,7 +222,7 @@ mod tests {
                 sequence: 0,
             })
             .unwrap_err();
-        assert_eq!(e.field, Field::Time);
+        assert_eq!(e.field(), Some(Field::Time));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use core::num::{NonZeroU32, NonZeroU64};
 
-use crate::error::{Field, LayoutError, RangeError};
+use crate::error::{Error, Field, LayoutCheck};
 
 /// The order of the node and sequence fields below the time field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,13 +110,13 @@ impl LayoutBuilder {
     }
 
     /// Checks the widths, unit and epoch and returns the layout.
-    pub const fn build(self) -> Result<Layout, LayoutError> {
+    pub const fn build(self) -> Result<Layout, Error> {
         let b = self;
         if b.time_bits == 0 {
-            return Err(LayoutError::NoTimeBits);
+            return Err(Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0));
         }
         if b.sequence_bits == 0 {
-            return Err(LayoutError::NoSequenceBits);
+            return Err(Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0));
         }
         // Sum in u64 so huge inputs cannot wrap.
         let total = b.time_bits as u64
@@ -124,19 +124,18 @@ impl LayoutBuilder {
             + b.worker_bits as u64
             + b.sequence_bits as u64;
         if total > 64 {
-            return Err(LayoutError::TooWide { total });
+            return Err(Error::layout(LayoutCheck::LayoutTooWide, [total, 0], 0, 0));
         }
         if b.sequence_bits > 32 {
-            return Err(LayoutError::SequenceTooWide {
-                bits: b.sequence_bits,
-            });
+            let bits = b.sequence_bits as u64;
+            return Err(Error::layout(LayoutCheck::SequenceTooWide, [bits, 0], 0, 0));
         }
         if b.time_bits + b.sequence_bits > 63 {
-            return Err(LayoutError::NoNodeRoom);
+            return Err(Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0));
         }
         let unit = match NonZeroU32::new(b.unit_ms) {
             Some(unit) => unit,
-            None => return Err(LayoutError::ZeroUnit),
+            None => return Err(Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0)),
         };
         // The last tick must start by i64::MAX: first the span from the epoch to it
         // (time_bits <= 62 here, since the sequence takes at least one bit), then the
@@ -145,20 +144,16 @@ impl LayoutBuilder {
         let span = match checked_mul_u32(last_tick, b.unit_ms) {
             Some(span) if span <= i64::MAX as u64 => span,
             _ => {
-                return Err(LayoutError::TimeSpanTooLong {
-                    time_bits: b.time_bits,
-                    unit_ms: b.unit_ms,
-                });
+                let numbers = [last_tick, b.unit_ms as u64];
+                let check = LayoutCheck::TimeSpanTooLong;
+                return Err(Error::layout(check, numbers, b.time_bits, b.unit_ms));
             }
         };
         let max_epoch_ms = i64::MAX as u64 - span;
         if b.epoch_ms > max_epoch_ms {
-            return Err(LayoutError::EpochOutOfRange {
-                epoch_ms: b.epoch_ms,
-                max_epoch_ms,
-                time_bits: b.time_bits,
-                unit_ms: b.unit_ms,
-            });
+            let numbers = [b.epoch_ms, max_epoch_ms];
+            let check = LayoutCheck::EpochOutOfRange;
+            return Err(Error::layout(check, numbers, b.time_bits, b.unit_ms));
         }
         Ok(Layout {
             time_bits: b.time_bits as u8,
@@ -173,7 +168,7 @@ impl LayoutBuilder {
 }
 
 /// Unwraps a preset at compile time.
-const fn preset(r: Result<Layout, LayoutError>) -> Layout {
+const fn preset(r: Result<Layout, Error>) -> Layout {
     match r {
         Ok(l) => l,
         Err(_) => panic!("invalid preset layout"),
@@ -260,7 +255,7 @@ impl Layout {
     /// use snowdrift::Layout;
     /// let l = Layout::builder().time_bits(41).node_bits(10).sequence_bits(12).build()?;
     /// assert_eq!(l.epoch_ms(), 0);
-    /// # Ok::<(), snowdrift::LayoutError>(())
+    /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub const fn builder() -> LayoutBuilder {
         LayoutBuilder {
@@ -280,9 +275,9 @@ impl Layout {
     /// use snowdrift::Layout;
     /// let mine = Layout::instagram(1_750_000_000_000)?;
     /// assert_eq!((mine.time_bits(), mine.node_bits(), mine.sequence_bits()), (41, 13, 10));
-    /// # Ok::<(), snowdrift::LayoutError>(())
+    /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    pub const fn instagram(epoch_ms: u64) -> Result<Layout, LayoutError> {
+    pub const fn instagram(epoch_ms: u64) -> Result<Layout, Error> {
         Layout::builder()
             .time_bits(41)
             .node_bits(13)
@@ -400,7 +395,7 @@ impl Layout {
         self.epoch_ms + self.max_tick() * self.unit_ms.get() as u64
     }
     /// The Unix millisecond at which the time field runs out: from then on generators
-    /// return [`Error::Time`](crate::Error::Time); they never wrap around.
+    /// return [`ErrorKind::OutOfRange`](crate::ErrorKind::OutOfRange) for [`Field::Time`]; they never wrap around.
     ///
     /// ```
     /// use snowdrift::Layout;
@@ -420,7 +415,7 @@ impl Layout {
     /// assert_eq!(Layout::SONYFLAKE.tick_at(1_409_529_600_019), Ok(1));
     /// assert!(Layout::SONYFLAKE.tick_at(0).is_err()); // before the epoch
     /// ```
-    pub const fn tick_at(&self, ms: u64) -> Result<u64, RangeError> {
+    pub const fn tick_at(&self, ms: u64) -> Result<u64, Error> {
         if ms < self.epoch_ms {
             return Err(self.time_error(ms));
         }
@@ -442,13 +437,8 @@ impl Layout {
         self.epoch_ms + (tick & self.max_tick()) * self.unit_ms.get() as u64
     }
 
-    pub(crate) const fn time_error(&self, ms: u64) -> RangeError {
-        RangeError {
-            field: Field::Time,
-            value: ms,
-            min: self.epoch_ms,
-            max: self.last_ms(),
-        }
+    pub(crate) const fn time_error(&self, ms: u64) -> Error {
+        Error::out_of_range(Field::Time, ms, self.epoch_ms, self.last_ms())
     }
 
     /// Shift of the time field.
@@ -531,43 +521,57 @@ mod tests {
             .time_bits(41)
             .node_bits(10)
             .sequence_bits(12);
-        assert_eq!(b.time_bits(0).build(), Err(LayoutError::NoTimeBits));
-        assert_eq!(b.sequence_bits(0).build(), Err(LayoutError::NoSequenceBits));
+        assert_eq!(
+            b.time_bits(0).build(),
+            Err(Error::layout(LayoutCheck::NoTimeBits, [0; 2], 0, 0))
+        );
+        assert_eq!(
+            b.sequence_bits(0).build(),
+            Err(Error::layout(LayoutCheck::NoSequenceBits, [0; 2], 0, 0))
+        );
         assert_eq!(
             b.node_bits(12).build(),
-            Err(LayoutError::TooWide { total: 65 })
+            Err(Error::layout(LayoutCheck::LayoutTooWide, [65, 0], 0, 0))
         );
         assert_eq!(
             b.time_bits(u32::MAX).build(),
-            Err(LayoutError::TooWide {
-                total: u64::from(u32::MAX) + 22
-            })
+            Err(Error::layout(
+                LayoutCheck::LayoutTooWide,
+                [u64::from(u32::MAX) + 22, 0],
+                0,
+                0
+            ))
         );
         assert_eq!(
             b.time_bits(20).node_bits(0).sequence_bits(33).build(),
-            Err(LayoutError::SequenceTooWide { bits: 33 })
+            Err(Error::layout(LayoutCheck::SequenceTooWide, [33, 0], 0, 0))
         );
-        assert_eq!(b.unit_ms(0).build(), Err(LayoutError::ZeroUnit));
+        assert_eq!(
+            b.unit_ms(0).build(),
+            Err(Error::layout(LayoutCheck::ZeroUnit, [0; 2], 0, 0))
+        );
         assert_eq!(
             b.time_bits(52).node_bits(0).build(),
-            Err(LayoutError::NoNodeRoom)
+            Err(Error::layout(LayoutCheck::NoNodeRoom, [0; 2], 0, 0))
         );
         assert!(b.time_bits(51).node_bits(1).build().is_ok());
         assert_eq!(
             b.time_bits(50).node_bits(0).unit_ms(10_000).build(),
-            Err(LayoutError::TimeSpanTooLong {
-                time_bits: 50,
-                unit_ms: 10_000
-            })
+            Err(Error::layout(
+                LayoutCheck::TimeSpanTooLong,
+                [(1 << 50) - 1, 10_000],
+                50,
+                10_000
+            ))
         );
         assert_eq!(
             b.epoch_ms(u64::MAX).build(),
-            Err(LayoutError::EpochOutOfRange {
-                epoch_ms: u64::MAX,
-                max_epoch_ms: i64::MAX as u64 - ((1 << 41) - 1),
-                time_bits: 41,
-                unit_ms: 1
-            })
+            Err(Error::layout(
+                LayoutCheck::EpochOutOfRange,
+                [u64::MAX, i64::MAX as u64 - ((1 << 41) - 1)],
+                41,
+                1
+            ))
         );
         assert!(b.build().is_ok());
     }
@@ -664,8 +668,8 @@ mod tests {
         assert_eq!(l.tick_at(l.epoch_ms()), Ok(0));
         assert_eq!(l.tick_at(l.last_ms()), Ok(l.max_tick()));
         let err = l.tick_at(l.exhausts_at()).unwrap_err();
-        assert_eq!(err.value, l.exhausts_at());
-        assert_eq!(err.max, l.last_ms());
+        assert_eq!(err.value(), Some(l.exhausts_at()));
+        assert_eq!(err.max(), Some(l.last_ms()));
         assert!(l.tick_at(l.epoch_ms() - 1).is_err());
     }
 }

@@ -6,7 +6,7 @@
 //! [`Clock`] you choose and follow a [`Policy`] when the clock goes backwards.
 //!
 //! ```
-//! use snowdrift::{Generator, Layout, MonotonicClock, Policy, text};
+//! use snowdrift::{Generator, IdGenerator, Layout, MonotonicClock, Policy, text};
 //!
 //! let mut generator = Generator::new(MonotonicClock::new(), Layout::DEFAULT, 42, Policy::DEFAULT)?;
 //! let id = generator.next()?;
@@ -22,13 +22,18 @@
 //!   Instagram, Baidu and snowdrift's [`Layout::DEFAULT`]; decode, compose and ID ranges
 //!   for a point in time.
 //! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one
-//!   compare-and-swap, usable in a `static` and from interrupt handlers): `next`,
-//!   `try_next` (never waits), batches, `fill`, resume after a persisted high-water mark.
-//! - [`Policy`]: fail, wait, borrow, history or switch node when the clock goes back.
+//!   compare-and-swap, usable in a `static` and from interrupt handlers), both driven
+//!   through the [`IdGenerator`] trait: `next`, `try_next` (never waits), batches
+//!   ([`Batch`]), `fill`, resume after a persisted high-water mark, a fence.
+//! - [`Policy`]: fail, wait, borrow or switch node when the clock goes back; or reuse the
+//!   unspent sequence numbers of recent ticks ([`Generator::with_history`]).
+//! - [`Error`] (with [`ErrorKind`] and [`Field`]) for generators, layouts and values, and
+//!   [`ParseError`] (with [`ParseErrorKind`]) for text forms; each renders its
+//!   [`Message`] without allocating.
 //! - [`Clock`]: [`SystemClock`], [`MonotonicClock`], [`CounterClock`] for hardware
 //!   counters, [`ManualClock`] for tests, [`FnClock`] for anything else.
 //! - [`text`]: decimal, hex, Crockford base32 and base62, without allocation.
-//! - [`ObjectId`]: MongoDB ObjectIds.
+//! - `ObjectId` and `ObjectIdGenerator`: MongoDB ObjectIds (feature `objectid`).
 //!
 //! # Features
 //! - `std` (default): [`SystemClock`] and [`MonotonicClock`]. Errors implement
@@ -41,6 +46,9 @@
 //!   and falls back to a spin lock, which deadlocks when an interrupt handler preempts the
 //!   lock holder, so a single-core firmware that uses the generator from interrupts
 //!   enables `unsafe-assume-single-core` instead.
+//! - `objectid` (off by default): `ObjectId` and `ObjectIdGenerator`, for MongoDB's
+//!   12-byte ObjectIds, which are not Snowflake IDs:
+//!   `snowdrift = { version = "0.2", features = ["objectid"] }`.
 //!
 //! # Building for other targets
 //! The crate builds with `default-features = false` for any target `core` supports:
@@ -53,7 +61,8 @@
 //!
 //! # Guarantees
 //! 1. No generator issues the same ID twice, under any clock behaviour or interleaving.
-//! 2. IDs from one generator strictly increase, except under [`Policy::History`].
+//! 2. IDs from one generator strictly increase, except from a generator made by
+//!    [`Generator::with_history`].
 //! 3. No call waits longer than its policy's bound; `try_*` calls never wait.
 //! 4. Bad input returns an error naming the value and the allowed range, and changes
 //!    nothing.
@@ -70,28 +79,37 @@ extern crate std;
 
 #[cfg(feature = "atomic")]
 mod atomic;
+mod batch;
 mod clock;
 mod engine;
 mod error;
 mod generator;
+mod history;
 mod id;
+mod id_generator;
 mod layout;
 mod message;
+#[cfg(feature = "objectid")]
 mod objectid;
 mod policy;
+#[cfg(feature = "atomic")]
+mod sync;
 pub mod text;
 
 #[cfg(feature = "atomic")]
 pub use atomic::AtomicGenerator;
+pub use batch::Batch;
 #[cfg(feature = "atomic")]
 pub use clock::CounterClock;
 pub use clock::{Clock, FnClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-pub use error::{Error, Field, LayoutError, ParseError, ParseErrorKind, RangeError};
-pub use generator::{Batch, Generator};
+pub use error::{Error, ErrorKind, Field, ParseError, ParseErrorKind};
+pub use generator::Generator;
 pub use id::Parts;
+pub use id_generator::IdGenerator;
 pub use layout::{Layout, LayoutBuilder, Order};
 pub use message::Message;
+#[cfg(feature = "objectid")]
 pub use objectid::{ObjectId, ObjectIdGenerator};
 pub use policy::Policy;

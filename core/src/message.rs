@@ -39,8 +39,9 @@ const HEX4: u8 = 0x0c;
 /// the text). Every error type's `message()` returns one; `Display` writes the same text.
 ///
 /// ```
-/// use snowdrift::LayoutError;
-/// let m = LayoutError::TooWide { total: 65 }.message();
+/// use snowdrift::Layout;
+/// let err = Layout::builder().time_bits(41).node_bits(12).sequence_bits(12).build().unwrap_err();
+/// let m = err.message();
 /// assert_eq!(m.as_str(), "the fields take 65 bits (max 64)");
 /// assert_eq!(&*m, m.as_str());
 /// ```
@@ -80,7 +81,8 @@ impl Message {
     /// elsewhere (a wasm buffer, a UART) in code that wants no UTF-8 validator.
     ///
     /// ```
-    /// let m = snowdrift::LayoutError::ZeroUnit.message();
+    /// let err = snowdrift::Layout::builder().unit_ms(0).build().unwrap_err();
+    /// let m = err.message();
     /// assert_eq!(m.as_bytes(), m.as_str().as_bytes());
     /// ```
     pub fn as_bytes(&self) -> &[u8] {
@@ -122,8 +124,8 @@ impl Message {
     /// Appends one byte if there is room.
     #[inline(never)]
     fn byte(&mut self, b: u8) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
-            *slot = b;
+        if let Some(to) = self.buf.get_mut(self.len) {
+            *to = b;
             self.len += 1;
         }
     }

@@ -5,7 +5,7 @@ use core::fmt;
 
 use crate::clock::Clock;
 use crate::engine::{self, Behind, Step};
-use crate::error::{Error, Field, ParseError, RangeError};
+use crate::error::{Error, Field, ParseError, Repr};
 use crate::text::{self, HEX, HEX_VALUES, INVALID, IdText};
 
 /// A MongoDB ObjectId (12 bytes).
@@ -59,7 +59,8 @@ impl ObjectId {
     /// ```
     /// use snowdrift::{ObjectId, ParseErrorKind};
     /// let err = ObjectId::parse("5c4a7fcc0ed0240001a7928").unwrap_err();
-    /// assert_eq!(err.kind, ParseErrorKind::WrongLength { expected: 24, found: 23 });
+    /// assert_eq!(err.kind(), ParseErrorKind::WrongLength);
+    /// assert_eq!((err.found_len(), err.expected_len()), (Some(23), Some(24)));
     /// ```
     pub fn parse(hex: &str) -> Result<ObjectId, ParseError> {
         let bytes = text::check_len(hex, 24, |b| HEX_VALUES[b as usize] != INVALID)?;
@@ -91,9 +92,9 @@ impl fmt::Display for ObjectId {
 /// Like the Snowflake generators, it never makes the same ObjectId twice (it is not
 /// `Clone` either). The counter runs on across seconds and wraps, as MongoDB's does;
 /// when 2^24 ObjectIds have been made within one second, [`next`](Self::next) waits for
-/// the next second and [`try_next`](Self::try_next) reports [`Error::WouldBlock`]. A
+/// the next second and [`try_next`](Self::try_next) reports [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock). A
 /// clock that steps back keeps the newest second (ObjectIds carry seconds only); a full
-/// second with the clock more than a second behind it is [`Error::ClockBackwards`].
+/// second with the clock more than a second behind it is [`ErrorKind::ClockBackwards`](crate::ErrorKind::ClockBackwards).
 ///
 /// ```
 /// use snowdrift::{ManualClock, ObjectIdGenerator};
@@ -138,14 +139,14 @@ impl<C: Clock> ObjectIdGenerator<C> {
     }
 
     /// The next ObjectId if one is available without waiting, else
-    /// [`Error::WouldBlock`].
+    /// [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock).
     ///
     /// ```
-    /// use snowdrift::{Error, ManualClock, ObjectIdGenerator};
+    /// use snowdrift::{ErrorKind, ManualClock, ObjectIdGenerator};
     /// let clock = ManualClock::new(1_548_386_252_123);
     /// let mut generator = ObjectIdGenerator::new(&clock, [1, 2, 3, 4, 5], 0);
     /// for _ in 0..1 << 24 { generator.try_next()?; }
-    /// assert_eq!(generator.try_next(), Err(Error::WouldBlock)); // the second is full
+    /// assert_eq!(generator.try_next().unwrap_err().kind(), ErrorKind::WouldBlock); // the second is full
     /// clock.advance(1_000);
     /// assert!(generator.try_next().is_ok());
     /// # Ok::<(), snowdrift::Error>(())
@@ -164,12 +165,12 @@ impl<C: Clock> ObjectIdGenerator<C> {
         } = self;
         engine::run(clock, blocking, |ms| {
             let Ok(now) = u32::try_from(ms / 1000) else {
-                return Step::Fail(Error::Time(RangeError {
-                    field: Field::Time,
-                    value: ms,
-                    min: 0,
-                    max: u64::from(u32::MAX) * 1000 + 999,
-                }));
+                return Step::Fail(Error::out_of_range(
+                    Field::Time,
+                    ms,
+                    0,
+                    u64::from(u32::MAX) * 1000 + 999,
+                ));
             };
             if now > *second || *used == 0 {
                 (*second, *used) = (now.max(*second), 0);
@@ -178,10 +179,10 @@ impl<C: Clock> ObjectIdGenerator<C> {
                 let target_ms = (u64::from(*second) + 1) * 1000;
                 let wait = target_ms - ms; // ms is within or before `second`
                 if wait > 1000 {
-                    return Step::Fail(Error::ClockBackwards {
+                    return Step::Fail(Error(Repr::ClockBackwards {
                         by_ms: wait,
                         limit_ms: 1000,
-                    });
+                    }));
                 }
                 return Step::Wait(Behind {
                     at_ms: ms,
@@ -223,6 +224,6 @@ mod tests {
     #[test]
     fn parse_names_the_bad_digit() {
         let err = ObjectId::parse("5c4a7fcc0ed0240001a7928g").unwrap_err();
-        assert_eq!(err.position, 23);
+        assert_eq!(err.position(), 23);
     }
 }

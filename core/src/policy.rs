@@ -8,20 +8,25 @@
 /// | `Fail` | `Err(ClockBackwards)` with the step size | wait for the next tick | yes |
 /// | `Wait` | wait up to `max_wait_ms` for the clock to catch up, else `Err(ClockBackwards)` | wait for the next tick | yes |
 /// | `Borrow` (the default, 1 s) | go on from the newest tick used (a logical clock that never goes back), up to `max_ahead_ms` ahead of the clock; past that, wait for the clock, at most `max_ahead_ms`; further than twice the bound ahead (a step back larger than the bound): `Err(TooFarAhead)` | take the next tick early, up to the bound; then wait for the clock | yes |
-/// | `History` | reuse unspent sequence numbers of the ticks in the generator's ring; older ticks: `Err(ClockBackwards)` | wait for the next tick | **no**: unique, but an ID may be below an earlier one |
 /// | `SwitchNode` | `Err(SwitchNode)`: move to another node id, after its previous holder's IDs ([`Generator::switch_node`](crate::Generator::switch_node)), and go on | wait for the next tick | per node |
+///
+/// A further behaviour is not a policy but a generator of its own, since it needs state
+/// the others do not: [`Generator::with_history`](crate::Generator::with_history) keeps a
+/// ring of recent ticks and reuses their unspent sequence numbers when the clock goes back
+/// into them (IDs stay unique but may then be below earlier ones); past the ring it fails
+/// as `Fail` does.
 ///
 /// Every wait is bounded: a clock that is behind is waited for at most the policy's limit
 /// (measured on the clock from the call's first reading); a used-up tick is waited out
 /// while the clock moves forward (one tick for a single owner); and a clock that stops
-/// moving forward ends any wait with [`Error::ClockStalled`]. The `try_*` calls never
-/// wait: they return [`Error::WouldBlock`] instead.
+/// moving forward ends any wait with [`ErrorKind::ClockStalled`]. The `try_*` calls never
+/// wait: they return [`ErrorKind::WouldBlock`] instead.
 ///
-/// [`Error::ClockStalled`]: crate::Error::ClockStalled
-/// [`Error::WouldBlock`]: crate::Error::WouldBlock
+/// [`ErrorKind::ClockStalled`]: crate::ErrorKind::ClockStalled
+/// [`ErrorKind::WouldBlock`]: crate::ErrorKind::WouldBlock
 ///
 /// ```
-/// use snowdrift::{Generator, Layout, ManualClock, Policy};
+/// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
 /// let clock = ManualClock::new(1_750_000_000_000);
 /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 7, Policy::Borrow { max_ahead_ms: 1000 })?;
 /// let a = generator.next()?;
@@ -46,10 +51,7 @@ pub enum Policy {
         /// How far ahead of the clock IDs may go, in milliseconds.
         max_ahead_ms: u32,
     },
-    /// Reuse unspent sequence numbers of recent ticks (needs `Generator<C, N>` with a ring
-    /// of `N > 0` ticks; not available on the atomic generator).
-    History,
-    /// Surface the step as [`Error::SwitchNode`](crate::Error::SwitchNode) so the caller
+    /// Surface the step as [`ErrorKind::SwitchNode`](crate::ErrorKind::SwitchNode) so the caller
     /// moves to another node id (with its previous holder's high-water mark).
     SwitchNode,
 }

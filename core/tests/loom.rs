@@ -12,7 +12,7 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
-use snowdrift::{AtomicGenerator, Clock, CounterClock, Error, Layout, Policy};
+use snowdrift::{AtomicGenerator, Clock, CounterClock, ErrorKind, Layout, Policy};
 
 const EPOCH: u64 = 1_700_000_000_000;
 
@@ -93,7 +93,7 @@ fn a_full_tick_is_shared_out_exactly_once() {
         assert_eq!(
             results
                 .iter()
-                .filter(|r| **r == Err(Error::WouldBlock))
+                .filter(|r| matches!(r, Err(e) if e.kind() == ErrorKind::WouldBlock))
                 .count(),
             1
         );
@@ -166,11 +166,11 @@ fn a_fence_set_by_one_thread_stops_the_others() {
         for r in other.join().unwrap().into_iter().chain([mine]) {
             match r {
                 Ok(id) => assert!(layout().decode(id).unwrap().time_ms < EPOCH + 1_000),
-                Err(e) => assert!(matches!(e, Error::PastFence { .. }), "{e:?}"),
+                Err(e) => assert_eq!(e.kind(), ErrorKind::PastFence, "{e:?}"),
             }
         }
         // Every call that starts after the fence moved back honours it.
-        assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+        assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
     });
 }
 
@@ -196,7 +196,7 @@ fn stop_returns_a_time_at_or_after_every_id_any_thread_issued() {
                 "ID at {time} ms after the hand-on at {through} ms"
             );
         }
-        assert!(matches!(generator.next(), Err(Error::PastFence { .. })));
+        assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
     });
 }
 

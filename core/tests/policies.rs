@@ -5,7 +5,7 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use snowdrift::{Error, Field, Generator, Layout, ManualClock, Parts, Policy};
+use snowdrift::{ErrorKind, Field, Generator, IdGenerator, Layout, ManualClock, Parts, Policy};
 
 const T0: u64 = 1_750_000_000_000;
 
@@ -35,25 +35,19 @@ fn fail_reports_the_step_and_changes_nothing() {
     let a = g.next().unwrap();
     clock.rewind(37);
     assert_eq!(
-        g.next(),
-        Err(Error::ClockBackwards {
-            by_ms: 37,
-            limit_ms: 0
-        })
+        g.next()
+            .map_err(|e| (e.kind(), e.behind_ms(), e.limit_ms())),
+        Err((ErrorKind::ClockBackwards, Some(37), Some(0)))
     );
     assert_eq!(
-        g.try_next(),
-        Err(Error::ClockBackwards {
-            by_ms: 37,
-            limit_ms: 0
-        })
+        g.try_next()
+            .map_err(|e| (e.kind(), e.behind_ms(), e.limit_ms())),
+        Err((ErrorKind::ClockBackwards, Some(37), Some(0)))
     );
     assert_eq!(
-        g.next_batch(10),
-        Err(Error::ClockBackwards {
-            by_ms: 37,
-            limit_ms: 0
-        })
+        g.next_batch(10)
+            .map_err(|e| (e.kind(), e.behind_ms(), e.limit_ms())),
+        Err((ErrorKind::ClockBackwards, Some(37), Some(0)))
     );
     clock.advance(37);
     let b = g.next().unwrap();
@@ -67,7 +61,10 @@ fn wait_rides_out_a_small_step_and_refuses_a_large_one() {
     let mut g = generator(&clock, Policy::Wait { max_wait_ms: 10 });
     g.next().unwrap();
     clock.rewind(5);
-    assert_eq!(g.try_next(), Err(Error::WouldBlock));
+    assert_eq!(
+        g.try_next().map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
     // A clock that moves 1 ms per read catches up after a few reads.
     let ticking = ManualClock::new(T0).with_step(1);
     let mut g2 = generator(&ticking, Policy::Wait { max_wait_ms: 10 });
@@ -81,11 +78,9 @@ fn wait_rides_out_a_small_step_and_refuses_a_large_one() {
     clock.set(T0 - 11);
     let reads = clock.reads();
     assert_eq!(
-        g.next(),
-        Err(Error::ClockBackwards {
-            by_ms: 11,
-            limit_ms: 10
-        })
+        g.next()
+            .map_err(|e| (e.kind(), e.behind_ms(), e.limit_ms())),
+        Err((ErrorKind::ClockBackwards, Some(11), Some(10)))
     );
     assert_eq!(clock.reads(), reads + 1);
 }
@@ -110,11 +105,8 @@ fn borrow_keeps_ids_increasing_up_to_max_ahead() {
     assert_eq!(time_of(last), T0 + 2);
     clock.set(T0 - 2_000);
     assert_eq!(
-        g.next(),
-        Err(Error::TooFarAhead {
-            ahead_ms: 2_002,
-            limit_ms: 1_000
-        })
+        g.next().map_err(|e| (e.kind(), e.ahead_ms(), e.limit_ms())),
+        Err((ErrorKind::TooFarAhead, Some(2_002), Some(1_000)))
     );
     clock.set(T0 + 10);
     let id = g.next().unwrap();
@@ -136,7 +128,10 @@ fn borrow_takes_the_next_tick_when_the_sequence_runs_out() {
     assert_eq!(times[4], T0 + 1);
     assert_eq!(times[8], T0 + 2);
     // The lead reached the bound by taking ticks: wait for the clock, as for a used-up tick.
-    assert_eq!(g.try_next(), Err(Error::WouldBlock));
+    assert_eq!(
+        g.try_next().map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
     clock.advance(1);
     let id = g.next().unwrap();
     assert!(id > ids[11]);
@@ -193,14 +188,17 @@ fn history_reuses_unspent_sequence_numbers_of_recent_ticks() {
             sequence: 2
         }
     );
-    assert_eq!(g.try_next(), Err(Error::WouldBlock)); // T0+3 is full now
+    assert_eq!(
+        g.try_next().map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    ); // T0+3 is full now
     // The ring holds T0+1..T0+4 (T0+5 is current): T0 has fallen out, so it is refused
     // rather than risk a duplicate, and T0+1 still serves its spare numbers.
     clock.set(T0);
-    assert!(matches!(
-        g.next(),
-        Err(Error::ClockBackwards { by_ms: 5, .. })
-    ));
+    assert_eq!(
+        g.next().map_err(|e| (e.kind(), e.behind_ms())),
+        Err((ErrorKind::ClockBackwards, Some(5)))
+    );
     clock.set(T0 + 1);
     assert!(seen.insert(g.next().unwrap()));
     // Forward again: fresh ticks as usual.
@@ -218,7 +216,7 @@ fn history_never_reuses_ticks_before_a_resume_point() {
     clock.set(T0 + 6);
     let a = g.next().unwrap();
     clock.set(T0 + 3);
-    assert!(matches!(g.next(), Err(Error::ClockBackwards { .. })));
+    assert!(matches!(g.next(), Err(e) if e.kind() == ErrorKind::ClockBackwards));
     assert!(tiny().decode(a).unwrap().time_ms == T0 + 6);
 }
 
@@ -228,7 +226,10 @@ fn switch_node_surfaces_the_step_and_resumes_on_a_new_node() {
     let mut g = generator(&clock, Policy::SwitchNode);
     let a = g.next().unwrap();
     clock.rewind(3_000);
-    assert_eq!(g.next(), Err(Error::SwitchNode { by_ms: 3_000 }));
+    assert_eq!(
+        g.next().map_err(|e| (e.kind(), e.behind_ms())),
+        Err((ErrorKind::SwitchNode, Some(3_000)))
+    );
     assert!(g.switch_node(1 << 10, 0).is_err()); // does not fit: nothing changes
     assert_eq!(g.node(), 7);
     g.switch_node(8, 0).unwrap(); // node 8 never used
@@ -244,8 +245,14 @@ fn a_used_up_tick_waits_for_the_next_one_and_try_next_would_block() {
     for _ in 0..4 {
         g.try_next().unwrap();
     }
-    assert_eq!(g.try_next(), Err(Error::WouldBlock));
-    assert_eq!(g.try_next_batch(3), Err(Error::WouldBlock));
+    assert_eq!(
+        g.try_next().map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
+    assert_eq!(
+        g.try_next_batch(3).map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
     // A clock moving on its own: `next` waits for T0+1.
     let moving = ManualClock::new(T0).with_step(1);
     let mut g = Generator::new(&moving, tiny(), 1, Policy::Fail).unwrap();
@@ -266,8 +273,8 @@ fn a_stopped_clock_is_reported_instead_of_spinning_forever() {
             g.next().unwrap();
         }
         assert_eq!(
-            g.next(),
-            Err(Error::ClockStalled { at_ms: T0 }),
+            g.next().map_err(|e| (e.kind(), e.time_ms())),
+            Err((ErrorKind::ClockStalled, Some(T0))),
             "{policy:?}"
         );
         clock.advance(1);
@@ -289,14 +296,23 @@ fn the_time_field_runs_out_with_an_error_and_never_wraps() {
     let last: Vec<u64> = (0..4).map(|_| g.next().unwrap()).collect();
     assert_eq!(l.decode(last[3]).unwrap().time_ms, l.last_ms());
     let err = g.next().unwrap_err();
-    assert!(matches!(err, Error::Time(e) if e.field == Field::Time && e.value == l.exhausts_at()));
+    assert_eq!(
+        (err.kind(), err.field(), err.value()),
+        (
+            ErrorKind::OutOfRange,
+            Some(Field::Time),
+            Some(l.exhausts_at())
+        )
+    );
     clock.advance(1);
-    assert!(matches!(g.next(), Err(Error::Time(_))));
+    assert!(matches!(g.next(), Err(e) if e.field() == Some(Field::Time)));
     // Nothing can follow the last tick: the error names the mark and the largest one.
     let last_start = l.exhausts_at() - u64::from(l.unit_ms());
     let err = g.resume_after_ms(l.last_ms()).unwrap_err();
     assert!(
-        matches!(err, Error::ResumeOutOfRange(e) if e.value == l.last_ms() && e.max == last_start - 1),
+        err.kind() == ErrorKind::ResumeOutOfRange
+            && err.value() == Some(l.last_ms())
+            && err.max() == Some(last_start - 1),
         "{err:?}"
     );
     assert!(g.resume_after_ms(last_start - 1).is_ok());
@@ -379,7 +395,7 @@ fn resume_after_an_id_of_any_node_never_goes_at_or_below_it() {
     let mut g = Generator::new(&clock, s, 4, Policy::Borrow { max_ahead_ms: 100 }).unwrap();
     assert!(matches!(
         g.resume_after(last),
-        Err(snowdrift::Error::ResumeOutOfRange(_))
+        Err(e) if e.kind() == snowdrift::ErrorKind::ResumeOutOfRange
     ));
 }
 
@@ -411,8 +427,4 @@ fn bad_node_ids_are_rejected_with_the_range() {
         err.to_string(),
         "node id 1024 does not fit in 10 bits (max 1023)"
     );
-    assert!(matches!(
-        Generator::new(&clock, Layout::DEFAULT, 1, Policy::History),
-        Err(Error::Unsupported { .. })
-    ));
 }

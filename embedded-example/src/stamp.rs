@@ -36,7 +36,7 @@ const fn parse_node(text: &[u8]) -> u64 {
 #[cfg(feature = "ids")]
 mod with_core {
     use crate::board;
-    use snowdrift::{AtomicGenerator, Clock, CounterClock, Error, Layout, Policy};
+    use snowdrift::{AtomicGenerator, Clock, CounterClock, Error, ErrorKind, Layout, Policy};
 
     /// 41 bits of milliseconds since 2024, 10 bits of node, 12 of sequence.
     pub const LAYOUT: Layout = Layout::DEFAULT;
@@ -85,7 +85,7 @@ mod with_core {
     }
 
     pub fn would_block(e: &Error) -> bool {
-        matches!(e, Error::WouldBlock)
+        e.kind() == ErrorKind::WouldBlock
     }
 
     /// What went wrong: the core's message (`error-messages`, the default), or just its
@@ -97,25 +97,21 @@ mod with_core {
 
     #[cfg(not(feature = "error-messages"))]
     pub fn describe(e: &Error) -> &'static str {
-        match e {
-            Error::ClockBackwards { .. } => "clock moved backwards",
-            Error::TooFarAhead { .. } => "IDs too far ahead of the clock",
-            Error::Time(_) => "clock outside the layout's time range",
-            Error::Range(_) => "value out of range",
-            Error::WouldBlock => "would block",
+        match e.kind() {
+            ErrorKind::ClockBackwards => "clock moved backwards",
+            ErrorKind::TooFarAhead => "IDs too far ahead of the clock",
+            ErrorKind::OutOfRange => "value out of range",
+            ErrorKind::WouldBlock => "would block",
             _ => "ID generator error",
         }
     }
 
-    /// The time of an ID, and whether it is ours.
-    pub fn time_of(id: u64) -> Result<u64, Error> {
-        let parts = LAYOUT.decode(id).map_err(Error::Range)?;
-        if parts.node != super::NODE {
-            return Err(Error::Unsupported {
-                reason: "an ID carries another node",
-            });
+    /// The time of an ID, if it is one of ours.
+    pub fn time_of(id: u64) -> Option<u64> {
+        match LAYOUT.decode(id) {
+            Ok(parts) if parts.node == super::NODE => Some(parts.time_ms),
+            _ => None,
         }
-        Ok(parts.time_ms)
     }
 }
 
@@ -152,7 +148,7 @@ mod without_core {
         e
     }
 
-    pub fn time_of(_id: u64) -> Result<u64, StampError> {
-        Ok(now_ms())
+    pub fn time_of(_id: u64) -> Option<u64> {
+        Some(now_ms())
     }
 }

@@ -1,7 +1,7 @@
 //! The generator guarantees, checked after every call against what the clock read.
 //!
 //! 1. No ID is issued twice (issued IDs are kept as runs of slots per node).
-//! 2. IDs strictly increase, except under `Policy::History`.
+//! 2. IDs strictly increase, except from a generator with a history ring.
 //! 3. Every ID decodes to the generator's node and to a tick the clock read during the
 //!    call (under `Borrow`: at most `max_ahead_ms` past one).
 //! 4. Nothing at or below a resume mark once `resume_after` / `resume_after_ms` succeeded.
@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use snowdrift::{Batch, Error, Field, Layout, Order, Parts, Policy};
+use snowdrift::{Batch, Error, ErrorKind, Field, Layout, Order, Parts, Policy};
 
 use crate::clock::Window;
 
@@ -28,13 +28,15 @@ const ITERATE_UP_TO: usize = 4096;
 pub struct Checker {
     pub layout: Layout,
     pub policy: Policy,
+    /// Whether the generator has a history ring (its policy is then `Fail`, past the ring).
+    pub history: bool,
     unit: u64,
     pub node: u64,
     pub used_nodes: BTreeSet<u64>,
     /// Per node: issued slots (`tick << sequence_bits | sequence`) as `start -> end`
     /// (exclusive) runs.
     issued: BTreeMap<u64, BTreeMap<u64, u64>>,
-    /// The newest ID in issue order (current node; not kept under History).
+    /// The newest ID in issue order (current node; not kept with a history ring).
     pub last: Option<u64>,
     /// The newest tick taken or reserved by a resume (current node).
     newest_tick: Option<u64>,
@@ -56,10 +58,11 @@ struct Run {
 }
 
 impl Checker {
-    pub fn new(layout: Layout, policy: Policy, node: u64) -> Self {
+    pub fn new(layout: Layout, policy: Policy, history: bool, node: u64) -> Self {
         Checker {
             layout,
             policy,
+            history,
             unit: u64::from(layout.unit_ms()),
             node,
             used_nodes: BTreeSet::from([node]),
@@ -74,7 +77,7 @@ impl Checker {
     }
 
     fn history(&self) -> bool {
-        self.policy == Policy::History
+        self.history
     }
 
     /// (tick, node, sequence) of an ID, by plain shifts, independently of `decode`.
@@ -359,11 +362,16 @@ impl Checker {
                 ctx()
             );
         };
-        match e {
-            Error::WouldBlock => assert!(try_call, "{}: a blocking call said WouldBlock", ctx()),
-            Error::ClockBackwards { by_ms, limit_ms } => {
+        let n = |v: Option<u64>| v.unwrap_or_else(|| panic!("{}: a number is missing", ctx()));
+        match e.kind() {
+            ErrorKind::WouldBlock => {
+                assert!(try_call, "{}: a blocking call said WouldBlock", ctx())
+            }
+            ErrorKind::ClockBackwards => {
+                let (by_ms, limit_ms) = (n(e.behind_ms()), n(e.limit_ms()));
                 assert!(by_ms > limit_ms, "{}: the step is within its limit", ctx());
                 match self.policy {
+                    _ if self.history => {}
                     Policy::Fail => assert_eq!(limit_ms, 0, "{}", ctx()),
                     Policy::Wait { max_wait_ms } => {
                         assert_eq!(limit_ms, u64::from(max_wait_ms), "{}", ctx())
@@ -372,17 +380,18 @@ impl Checker {
                     Policy::Borrow { max_ahead_ms } => {
                         assert_eq!(limit_ms, u64::from(max_ahead_ms), "{}", ctx())
                     }
-                    Policy::History => {}
                     _ => panic!("{}: not an error of this policy", ctx()),
                 }
                 step_back(by_ms, 0);
             }
-            Error::SwitchNode { by_ms } => {
+            ErrorKind::SwitchNode => {
+                let by_ms = n(e.behind_ms());
                 assert_eq!(self.policy, Policy::SwitchNode, "{}", ctx());
                 assert!(by_ms > 0, "{}: a step of 0", ctx());
                 step_back(by_ms, 0);
             }
-            Error::TooFarAhead { ahead_ms, limit_ms } => {
+            ErrorKind::TooFarAhead => {
+                let (ahead_ms, limit_ms) = (n(e.ahead_ms()), n(e.limit_ms()));
                 let Policy::Borrow { max_ahead_ms } = self.policy else {
                     panic!("{}: not an error of this policy", ctx())
                 };
@@ -395,11 +404,12 @@ impl Checker {
                 );
                 step_back(ahead_ms, 1);
             }
-            Error::Time(r) => {
+            ErrorKind::OutOfRange => {
                 let l = &self.layout;
+                let value = n(e.value());
                 assert_eq!(
-                    (r.field, r.min, r.max),
-                    (Field::Time, l.epoch_ms(), l.last_ms()),
+                    (e.field(), e.min(), e.max()),
+                    (Some(Field::Time), Some(l.epoch_ms()), Some(l.last_ms())),
                     "{}",
                     ctx()
                 );
@@ -411,13 +421,14 @@ impl Checker {
                     ctx()
                 );
                 assert!(
-                    w.readings.contains(&r.value) && self.tick_of(r.value).is_none()
-                        || r.value == l.exhausts_at(),
+                    w.readings.contains(&value) && self.tick_of(value).is_none()
+                        || value == l.exhausts_at(),
                     "{}: the time in the error was not read",
                     ctx()
                 );
             }
-            Error::ClockStalled { at_ms } => {
+            ErrorKind::ClockStalled => {
+                let at_ms = n(e.time_ms());
                 assert!(!try_call, "{}: a try call waited", ctx());
                 assert!(
                     w.longest_stall >= STALL,
@@ -455,16 +466,12 @@ impl Checker {
                 let tick = self.split(id).0 + 1;
                 self.raise(tick, readings);
             }
-            Err(Error::Range(r)) => assert!(
-                id > l.max_id() && r.field == Field::Id && r.value == id && r.max == l.max_id(),
+            Err(r) if r.kind() == ErrorKind::OutOfRange => assert!(
+                id > l.max_id() && refers(&r, Field::Id, id, l.max_id()),
                 "resume_after({id}): {r:?}"
             ),
-            Err(Error::ResumeOutOfRange(r)) => assert!(
-                id <= l.max_id()
-                    && id >= top
-                    && r.field == Field::Id
-                    && r.value == id
-                    && r.max == top - 1,
+            Err(r) if r.kind() == ErrorKind::ResumeOutOfRange => assert!(
+                id <= l.max_id() && id >= top && refers(&r, Field::Id, id, top - 1),
                 "resume_after({id}): {r:?} though ID {top} of node {} is above it",
                 self.node
             ),
@@ -487,8 +494,8 @@ impl Checker {
                     self.raise(t + 1, readings);
                 }
             }
-            Err(Error::ResumeOutOfRange(r)) => assert!(
-                ms >= last && r.field == Field::Time && r.value == ms && r.max == last - 1,
+            Err(r) if r.kind() == ErrorKind::ResumeOutOfRange => assert!(
+                ms >= last && refers(&r, Field::Time, ms, last - 1),
                 "resume_after_ms({ms}): {r:?} (last tick starts at {last})"
             ),
             Err(e) => panic!("resume_after_ms({ms}): {e:?}"),
@@ -512,14 +519,18 @@ impl Checker {
                     self.lead = 0;
                 }
             }
-            Err(Error::SameNode { node: same }) => {
-                assert_eq!(same, node, "switch_node({node}): names another node");
+            Err(e) if e.kind() == ErrorKind::SameNode => {
+                assert_eq!(
+                    e.value(),
+                    Some(node),
+                    "switch_node({node}): names another node"
+                );
                 assert_eq!(node, self.node, "switch_node({node}): not the node held");
                 assert_eq!(now, self.node, "switch_node({node}) failed but moved");
             }
-            Err(Error::Range(r)) => {
+            Err(r) if r.kind() == ErrorKind::OutOfRange => {
                 assert!(
-                    node > max && r.field == Field::Node && r.value == node && r.max == max,
+                    node > max && refers(&r, Field::Node, node, max),
                     "switch_node({node}): {r:?}"
                 );
                 assert_eq!(now, self.node, "switch_node({node}) failed but moved");
@@ -527,6 +538,11 @@ impl Checker {
             Err(e) => panic!("switch_node({node}): {e:?}"),
         }
     }
+}
+
+/// Whether `e` names `value` of `field` and the largest allowed, `max`.
+pub fn refers(e: &Error, field: Field, value: u64, max: u64) -> bool {
+    (e.field(), e.value(), e.max()) == (Some(field), Some(value), Some(max))
 }
 
 /// The first and last few readings, for messages.

@@ -2,9 +2,11 @@
 
 use std::cell::RefCell;
 
-use snowdrift::{AtomicGenerator, Batch, Clock, Error, Field, Generator, Layout, Policy};
+use snowdrift::{
+    AtomicGenerator, Batch, Clock, Error, ErrorKind, Field, Generator, IdGenerator, Layout,
+};
 
-use crate::check::Checker;
+use crate::check::{Checker, refers};
 use crate::clock::{Interrupt, Nested, ScriptClock, Window};
 use crate::input::{Call, IdPick, Input, MsPick, NodePick, PolicyPick};
 
@@ -13,78 +15,22 @@ use crate::input::{Call, IdPick, Input, MsPick, NodePick, PolicyPick};
 const MAX_CALLS: usize = 256;
 const MAX_IDS: u64 = 200_000;
 
-/// What the driver needs from a generator.
-pub trait Subject {
-    fn next(&mut self) -> Result<u64, Error>;
-    fn try_next(&mut self) -> Result<u64, Error>;
-    fn next_batch(&mut self, n: u32) -> Result<Batch, Error>;
-    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error>;
-    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error>;
-    fn resume_after(&mut self, id: u64) -> Result<(), Error>;
-    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error>;
+/// What the driver needs beyond the core's [`IdGenerator`]: moving to another node id.
+pub trait Subject: IdGenerator {
     /// `None` where the generator has no `switch_node` (the atomic one: a new generator is
     /// built instead, and a node of its own keeps its IDs apart by construction).
     fn switch_node(&mut self, node: u64) -> Option<Result<(), Error>>;
-    fn node(&self) -> u64;
 }
 
 impl<C: Clock, const H: usize> Subject for Generator<C, H> {
-    fn next(&mut self) -> Result<u64, Error> {
-        Generator::next(self)
-    }
-    fn try_next(&mut self) -> Result<u64, Error> {
-        Generator::try_next(self)
-    }
-    fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        Generator::next_batch(self, n)
-    }
-    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        Generator::try_next_batch(self, n)
-    }
-    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
-        Generator::fill(self, out)
-    }
-    fn resume_after(&mut self, id: u64) -> Result<(), Error> {
-        Generator::resume_after(self, id)
-    }
-    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
-        Generator::resume_after_ms(self, ms)
-    }
     fn switch_node(&mut self, node: u64) -> Option<Result<(), Error>> {
         Some(Generator::switch_node(self, node, 0))
-    }
-    fn node(&self) -> u64 {
-        Generator::node(self)
     }
 }
 
 impl<C: Clock> Subject for &AtomicGenerator<C> {
-    fn next(&mut self) -> Result<u64, Error> {
-        AtomicGenerator::next(self)
-    }
-    fn try_next(&mut self) -> Result<u64, Error> {
-        AtomicGenerator::try_next(self)
-    }
-    fn next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        AtomicGenerator::next_batch(self, n)
-    }
-    fn try_next_batch(&mut self, n: u32) -> Result<Batch, Error> {
-        AtomicGenerator::try_next_batch(self, n)
-    }
-    fn fill(&mut self, out: &mut [u64]) -> Result<usize, Error> {
-        AtomicGenerator::fill(self, out)
-    }
-    fn resume_after(&mut self, id: u64) -> Result<(), Error> {
-        AtomicGenerator::resume_after(self, id)
-    }
-    fn resume_after_ms(&mut self, ms: u64) -> Result<(), Error> {
-        AtomicGenerator::resume_after_ms(self, ms)
-    }
     fn switch_node(&mut self, _node: u64) -> Option<Result<(), Error>> {
         None
-    }
-    fn node(&self) -> u64 {
-        AtomicGenerator::node(self)
     }
 }
 
@@ -96,9 +42,9 @@ fn made<G>(result: Result<G, Error>, layout: &Layout, node: u64) -> Option<G> {
             assert!(node <= max, "node {node} accepted (max {max})");
             Some(g)
         }
-        Err(Error::Range(r)) => {
+        Err(r) if r.kind() == ErrorKind::OutOfRange => {
             assert!(
-                node > max && r.field == Field::Node && r.value == node && r.max == max,
+                node > max && refers(&r, Field::Node, node, max),
                 "node {node} refused with {r:?}"
             );
             None
@@ -107,44 +53,36 @@ fn made<G>(result: Result<G, Error>, layout: &Layout, node: u64) -> Option<G> {
     }
 }
 
-/// The `Generator` target: every policy, History with rings of 1, 2 and 8 ticks.
+/// The `Generator` target: every policy, and history rings of 1, 2 and 8 ticks.
 pub fn generator(input: Input) {
     let layout = input.layout.layout();
     let node = input.node.node(&layout);
     let clock = ScriptClock::new(input.start.ms(&layout), input.script);
     let policy = input.policy.policy();
-    let mut checker = Checker::new(layout, policy, node);
+    let history = matches!(input.policy, PolicyPick::History(_));
+    let mut checker = Checker::new(layout, policy, history, node);
     let calls = &input.calls;
     match input.policy {
-        PolicyPick::History(ring) => {
-            assert!(
-                matches!(
-                    Generator::new(&clock, layout, node, Policy::History),
-                    Err(Error::Unsupported { .. })
-                ),
-                "Generator::new accepted the history policy without a ring"
-            );
-            match ring % 3 {
-                0 => {
-                    let g = Generator::<_, 1>::with_history(&clock, layout, node);
-                    if let Some(g) = made(g, &layout, node) {
-                        drive(g, &clock, &mut checker, calls, None);
-                    }
-                }
-                1 => {
-                    let g = Generator::<_, 2>::with_history(&clock, layout, node);
-                    if let Some(g) = made(g, &layout, node) {
-                        drive(g, &clock, &mut checker, calls, None);
-                    }
-                }
-                _ => {
-                    let g = Generator::<_, 8>::with_history(&clock, layout, node);
-                    if let Some(g) = made(g, &layout, node) {
-                        drive(g, &clock, &mut checker, calls, None);
-                    }
+        PolicyPick::History(ring) => match ring % 3 {
+            0 => {
+                let g = Generator::<_, 1>::with_history(&clock, layout, node);
+                if let Some(g) = made(g, &layout, node) {
+                    drive(g, &clock, &mut checker, calls, None);
                 }
             }
-        }
+            1 => {
+                let g = Generator::<_, 2>::with_history(&clock, layout, node);
+                if let Some(g) = made(g, &layout, node) {
+                    drive(g, &clock, &mut checker, calls, None);
+                }
+            }
+            _ => {
+                let g = Generator::<_, 8>::with_history(&clock, layout, node);
+                if let Some(g) = made(g, &layout, node) {
+                    drive(g, &clock, &mut checker, calls, None);
+                }
+            }
+        },
         _ => {
             let g = Generator::new(&clock, layout, node, policy);
             if let Some(g) = made(g, &layout, node) {
@@ -154,23 +92,17 @@ pub fn generator(input: Input) {
     }
 }
 
-/// The `AtomicGenerator` target: every policy but History (refused), with interrupt
-/// handlers that take IDs in the middle of a clock reading.
+/// The `AtomicGenerator` target: every policy (a history ring is the single-owner
+/// generator's alone), with interrupt handlers that take IDs in the middle of a clock
+/// reading.
 pub fn atomic(input: Input) {
     let layout = input.layout.layout();
     let node = input.node.node(&layout);
     let clock = ScriptClock::new(input.start.ms(&layout), input.script);
-    let policy = input.policy.policy();
-    if policy == Policy::History {
-        assert!(
-            matches!(
-                AtomicGenerator::new(&clock, layout, node, policy),
-                Err(Error::Unsupported { .. })
-            ),
-            "AtomicGenerator accepted the history policy"
-        );
+    if let PolicyPick::History(_) = input.policy {
         return;
     }
+    let policy = input.policy.policy();
     let Some(generator) = made(
         AtomicGenerator::new(&clock, layout, node, policy),
         &layout,
@@ -184,7 +116,7 @@ pub fn atomic(input: Input) {
         done: RefCell::new(Vec::new()),
     };
     clock.set_interrupt(&handler);
-    let mut checker = Checker::new(layout, policy, node);
+    let mut checker = Checker::new(layout, policy, false, node);
     drive(
         &generator,
         &clock,

@@ -127,7 +127,8 @@ impl PolicyPick {
             PolicyPick::Wait(ms) => Policy::Wait { max_wait_ms: ms },
             PolicyPick::Borrow(ms) => Policy::Borrow { max_ahead_ms: ms },
             PolicyPick::SwitchNode => Policy::SwitchNode,
-            PolicyPick::History(_) => Policy::History,
+            // Past its ring, a generator with a history ring fails as under `Fail`.
+            PolicyPick::History(_) => Policy::Fail,
         }
     }
 }

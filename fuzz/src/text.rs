@@ -156,17 +156,23 @@ fn check_error(form: &Form, t: &str, e: ParseError) {
     let fail = |why: &str| -> ! {
         panic!(
             "{}: {t:?} rejected with {:?} at {} (\"{e}\"), but {why}",
-            form.name, e.kind, e.position
+            form.name,
+            e.kind(),
+            e.position()
         )
     };
-    match e.kind {
+    let n = |v: Option<usize>| v.unwrap_or_else(|| fail("a number is missing"));
+    match e.kind() {
         ParseErrorKind::Empty => {
             if !t.is_empty() {
                 fail("the text is not empty");
             }
         }
-        ParseErrorKind::InvalidChar { found } => {
-            if t.get(e.position..).and_then(|r| r.chars().next()) != Some(found) {
+        ParseErrorKind::InvalidChar => {
+            let found = e
+                .invalid_char()
+                .unwrap_or_else(|| fail("the character is missing"));
+            if t.get(e.position()..).and_then(|r| r.chars().next()) != Some(found) {
                 fail("that character is not at that position");
             }
             if form.digit(found).is_some() {
@@ -174,7 +180,7 @@ fn check_error(form: &Form, t: &str, e: ParseError) {
             }
             // Where the length is right, the first bad character is the one to name.
             let length_ok = form.width.is_none_or(|w| w == count);
-            if length_ok && first.map(|(i, _)| i) != Some(e.position) {
+            if length_ok && first.map(|(i, _)| i) != Some(e.position()) {
                 fail(&format!("the first bad character is {first:?}"));
             }
         }
@@ -189,21 +195,23 @@ fn check_error(form: &Form, t: &str, e: ParseError) {
             }
             match overflow_at(form, t) {
                 None => fail("the value fits in 64 bits"),
-                Some(i) if i != e.position => {
+                Some(i) if i != e.position() => {
                     fail(&format!("the value passes 2^64 at character {i}"))
                 }
                 _ => {}
             }
         }
-        ParseErrorKind::WrongLength { expected, found } => {
+        ParseErrorKind::WrongLength => {
+            let (expected, found) = (n(e.expected_len()), n(e.found_len()));
             if form.width != Some(expected) {
                 fail("that is not the form's width");
             }
-            if found != count || count == expected || e.position != 0 {
+            if found != count || count == expected || e.position() != 0 {
                 fail(&format!("the text has {count} characters"));
             }
         }
-        ParseErrorKind::TooLong { max, .. } => {
+        ParseErrorKind::TooLong => {
+            let max = n(e.max_len());
             if form.width.is_some() || max != form.max {
                 fail(&format!("the form's limit is {}", form.max));
             }
@@ -289,8 +297,8 @@ pub fn fuzz_form(form: &Form, data: &[u8]) {
 
 pub fn two_numbers(data: &[u8]) -> (u64, u64) {
     let mut bytes = [0u8; 16];
-    for (slot, b) in bytes.iter_mut().zip(data) {
-        *slot = *b;
+    for (to, b) in bytes.iter_mut().zip(data) {
+        *to = *b;
     }
     let (a, b) = bytes.split_at(8);
     let word = |s: &[u8]| u64::from_be_bytes(s.try_into().unwrap_or([0; 8]));
@@ -348,8 +356,8 @@ pub fn fuzz_objectid(data: &[u8]) {
     }
     let mut a = [0u8; 12];
     let mut b = [0u8; 12];
-    for (slot, x) in a.iter_mut().chain(b.iter_mut()).zip(data) {
-        *slot = *x;
+    for (to, x) in a.iter_mut().chain(b.iter_mut()).zip(data) {
+        *to = *x;
     }
     let (oa, ob) = (ObjectId::from_bytes(a), ObjectId::from_bytes(b));
     for (o, bytes) in [(oa, a), (ob, b)] {

@@ -240,7 +240,7 @@ fn run<K: Connector>(connector: K, args: &Args, term: &AtomicBool) -> Totals {
                     buf.push('\n');
                     written += 1;
                 }
-                Err(snowdrift::Error::PastFence { .. }) => {
+                Err(e) if e.kind() == snowdrift::ErrorKind::PastFence => {
                     renew = true;
                     break;
                 }

@@ -1,10 +1,15 @@
 //! `Lease::acquire_async`: the same lease, with a tokio task as its heartbeat.
 
+use crate::beat::{Beat, Step};
 use crate::connector::AsyncConnector;
 use crate::error::Error;
-use crate::lease::{AsyncReleaser, Beat, Heart, Lease, Pending, Shared, State, Step, USABLE_POLL};
+use crate::heartbeat::{AsyncReleaser, Heart};
+use crate::lease::Lease;
+use crate::pending::{Pending, USABLE_POLL};
 use crate::protocol::{Call, Grant, new_token, renewed_until};
+use crate::shared::Shared;
 use crate::space::Space;
+use crate::state::State;
 use snowdrift::Clock;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -162,7 +167,7 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
     let releaser: AsyncReleaser = Box::new(move || {
         Box::pin(async move {
             let issued = shared.stop_generator();
-            let limit = Duration::from_millis(shared.ttl_ms());
+            let limit = Duration::from_millis(shared.ttl_ms);
             let mut con = match con {
                 Some(c) => c,
                 None => connect_bounded(&connector, limit).await?,

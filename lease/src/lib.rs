@@ -23,7 +23,7 @@
 //! match generator.next() {
 //!     Ok(id) => println!("{id}"),
 //!     // The fence: the lease lapsed or was lost; `check` says which.
-//!     Err(snowdrift::Error::PastFence { .. }) => eprintln!("{}", lease.check().unwrap_err()),
+//!     Err(e) if e.kind() == snowdrift::ErrorKind::PastFence => eprintln!("{}", lease.check().unwrap_err()),
 //!     Err(e) => eprintln!("{e}"),
 //! }
 //! lease.release()?; // the next holder starts right after our newest ID
@@ -37,7 +37,7 @@
 //!    the TTL) and moves the generator's fence to the new lease end.
 //! 3. If no renewal succeeds for `ttl - skew` ms, the lease *lapses*; if Redis says the
 //!    id is someone else's now (or it lost its data), the lease is *lost*. Either way the
-//!    generator stops at once ([`snowdrift::Error::PastFence`]); take a new lease.
+//!    generator stops at once ([`PastFence`](snowdrift::ErrorKind::PastFence)); take a new lease.
 //! 4. [`Lease::release`] (or dropping the lease) hands the id back.
 //!
 //! # Features
@@ -54,15 +54,21 @@
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
+mod beat;
 mod connector;
 mod error;
+mod heartbeat;
 mod lease;
+mod pending;
 mod protocol;
+mod shared;
 mod space;
+mod state;
 
 #[cfg(feature = "tokio")]
 pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
-pub use lease::{Lease, State};
+pub use lease::Lease;
 pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
+pub use state::State;

@@ -82,7 +82,7 @@ impl Call {
     }
 
     /// `EVALSHA` (cached) or `EVAL` (the source, which also caches it on the node that
-    /// runs it: on a cluster, the node of the space's slot).
+    /// runs it: on a cluster, the node of the space's hash slot).
     fn cmd(&self, by_hash: bool) -> Cmd {
         let mut cmd = if by_hash {
             let mut c = redis::cmd("EVALSHA");

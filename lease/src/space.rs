@@ -87,8 +87,7 @@ impl<C> Space<C> {
         self
     }
 
-    /// What the generator does when the clock goes backwards (any policy but
-    /// [`Policy::History`], which the shared generator does not support).
+    /// What the generator does when the clock goes backwards.
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
         self

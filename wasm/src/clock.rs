@@ -9,9 +9,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 extern "C" {
     /// `Date.now`.
     fn now() -> f64;
-    /// The user's clock function number `slot`: Unix ms in 0..2^53, or -1 if it threw or
+    /// The user's clock function number `index`: Unix ms in 0..2^53, or -1 if it threw or
     /// returned something else (JS keeps that error and throws it).
-    fn clock(slot: u32) -> f64;
+    fn clock(index: u32) -> f64;
     /// `crypto.getRandomValues` over `len` bytes at `ptr`.
     fn random(ptr: *mut u8, len: usize);
     /// Throws the error of `kind` just recorded (see `io::fail`), or the clock's own: a
@@ -52,7 +52,7 @@ const FAILED: u64 = u64::MAX;
 pub enum JsClock {
     /// `Date.now()`.
     DateNow,
-    /// The user's function number `slot` (JS holds the functions).
+    /// The user's function number `index` (JS holds the functions).
     Custom(u32),
 }
 
@@ -62,7 +62,7 @@ impl Clock for JsClock {
     fn now_ms(&self) -> u64 {
         let ms = match *self {
             JsClock::DateNow => now(),
-            JsClock::Custom(slot) => custom(slot),
+            JsClock::Custom(index) => custom(index),
         };
         // Date.now() is an integer in 0..2^53; a custom reading was checked by JS (and
         // its fraction dropped here), or is -1 for a failure.
@@ -79,13 +79,13 @@ impl Clock for DateNow {
     }
 }
 
-/// A reading of the user's clock function number `slot`, out of line (the `Date.now`
+/// A reading of the user's clock function number `index`, out of line (the `Date.now`
 /// reading is inlined into every caller).
 #[inline(never)]
-fn custom(slot: u32) -> f64 {
+fn custom(index: u32) -> f64 {
     // The JS side catches whatever the function throws: this always returns.
     IN_CLOCK.set(true);
-    let ms = clock(slot);
+    let ms = clock(index);
     IN_CLOCK.set(false);
     ms
 }

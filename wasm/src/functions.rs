@@ -1,7 +1,7 @@
 //! Layouts and the free functions: decode, compose, text forms, ID ranges for a time.
 //!
 //! Layouts are passed by address: a preset from `layout_preset` (the default layout is
-//! the preset named "default"), the one custom layout slot filled by `layout_custom`, or a
+//! the preset named "default"), the one custom layout cell filled by `layout_custom`, or a
 //! generator's (`gen_fact`).
 
 use core::cell::UnsafeCell;
@@ -11,11 +11,11 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use crate::io::{self, ERR_RANGE, fail, id_result, text_in, text_out};
 use crate::shared::*;
 
-struct Slot(UnsafeCell<Layout>);
+struct CustomLayout(UnsafeCell<Layout>);
 // SAFETY: one thread per module instance (see lib.rs).
-unsafe impl Sync for Slot {}
+unsafe impl Sync for CustomLayout {}
 
-static CUSTOM: Slot = Slot(UnsafeCell::new(Layout::DEFAULT));
+static CUSTOM: CustomLayout = CustomLayout(UnsafeCell::new(Layout::DEFAULT));
 
 /// The core's presets, at fixed addresses. JS reads their names and addresses once, when
 /// it loads (`preset_name`, `layout_preset`): the names users write come from here.
@@ -38,7 +38,7 @@ pub fn layout_preset(index: u32) -> *const Layout {
         .map_or(core::ptr::null(), |(_, layout)| layout)
 }
 
-/// A custom layout (field widths checked by the core), in the one custom slot: valid
+/// A custom layout (field widths checked by the core), in the one custom cell: valid
 /// until the next call. `split` says datacenter + worker were given instead of node bits;
 /// `order` 1 is sequence-then-node. Returns 0 with the error recorded if the core rejects
 /// it.
@@ -72,7 +72,7 @@ pub fn layout_custom(
     };
     match b.build() {
         Ok(layout) => {
-            // SAFETY: one thread; no reference to the slot outlives a call.
+            // SAFETY: one thread; no reference to the cell outlives a call.
             unsafe { *CUSTOM.0.get() = layout };
             CUSTOM.0.get()
         }
@@ -133,7 +133,7 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
     }
 }
 
-/// Decodes `id` into the number slots: time (Unix ms), node, datacenter, worker, sequence.
+/// Decodes `id` into the number buffer: time (Unix ms), node, datacenter, worker, sequence.
 /// Returns [`DECODED_SPLIT`] for a split layout, plus [`DECODED_SMALL`] when the layout's
 /// node and sequence fields fit in 31 bits (JS then keeps them as small integers, which
 /// it stores without allocating); or -1 with the error recorded.

@@ -1,13 +1,16 @@
 //! Generators: a core `Generator` over a `JsClock`, in a block of the module's pool
-//! ([`pool`]), addressed by JS through its pointer.
+//! ([`POOL`]), addressed by JS through its pointer.
 
-use snowdrift::{Generator, Layout, Policy};
+use snowdrift::{Generator, IdGenerator, Layout, Policy};
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::clock::{self, JsClock};
 use crate::io::{self, BATCH_CAP, fail_gen, id_result};
-use crate::pool;
+use crate::pool::Pool;
+
+/// The module's generators; also the global allocator's memory (see lib.rs).
+pub static POOL: Pool<Gen> = Pool::new();
 
 /// A generator with a copy of its layout (which `decode` takes by address).
 pub struct Gen {
@@ -47,7 +50,7 @@ pub unsafe fn gen_new(
     // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
     match Generator::new(clock, unsafe { *layout }, node as u64, policy) {
         Ok(generator) => {
-            let block = pool::put(Gen {
+            let block = POOL.put(Gen {
                 layout: generator.layout(),
                 generator,
             });
@@ -87,7 +90,7 @@ fn refuse() -> bool {
 #[wasm_bindgen]
 pub unsafe fn gen_free(generator: *mut Gen) {
     // SAFETY: the caller's contract.
-    unsafe { pool::take(generator) };
+    unsafe { POOL.take(generator) };
 }
 
 /// Never issue an ID at or below `id`. Returns 0, or -1 with the error recorded.

@@ -1,4 +1,4 @@
-//! The fixed buffers JS reads and writes, and the error slot.
+//! The fixed buffers JS reads and writes, the last error among them.
 
 use core::cell::UnsafeCell;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -111,12 +111,10 @@ impl Flag {
 /// Records a core generator error: `RangeError` for times and values outside the layout,
 /// would-block for `try_*`, `Error` for the rest.
 pub fn fail_gen(e: snowdrift::Error) {
-    use snowdrift::Error;
-    let kind = match e {
-        Error::Time(_) | Error::Range(_) | Error::ResumeOutOfRange(_) | Error::SameNode { .. } => {
-            ERR_RANGE
-        }
-        Error::WouldBlock => ERR_WOULD_BLOCK,
+    use snowdrift::ErrorKind;
+    let kind = match e.kind() {
+        ErrorKind::OutOfRange | ErrorKind::ResumeOutOfRange | ErrorKind::SameNode => ERR_RANGE,
+        ErrorKind::WouldBlock => ERR_WOULD_BLOCK,
         _ => ERR_PLAIN,
     };
     fail(kind, e.message().as_bytes());

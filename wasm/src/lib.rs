@@ -15,12 +15,12 @@
 //! which throws the recorded error into the caller, so JS checks nothing after it (the call
 //! is made once the export's frame is off wasm's shadow stack, which a JS exception leaving
 //! wasm would not unwind). Strings cross through the text buffer, decoded parts through
-//! the number slots, batches through the batch buffer (all at fixed addresses, see [`io`]).
+//! the number buffer, batches through the batch buffer (all at fixed addresses, see [`io`]).
 //! Generators live in blocks of the module's own pool ([`pool`]), which is also the global
 //! allocator.
 //!
 //! Imports (`clock.rs`), from the package's `host.mjs`: `now()` (`Date.now` itself, no
-//! wrapper), `clock(slot)` (the user's clock function number `slot`, already checked by
+//! wrapper), `clock(index)` (the user's clock function number `index`, already checked by
 //! JS: Unix ms, or `-1` if it failed), `random(ptr, len)` (`crypto.getRandomValues`) and
 //! `raise(kind)`. A generator call made from inside a user's clock function is refused here.
 //!
@@ -47,7 +47,8 @@ pub use io::{ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK};
 #[cfg(target_arch = "wasm32")]
 mod wasm_runtime {
     #[global_allocator]
-    static ALLOC: crate::pool::Blocks = crate::pool::Blocks;
+    static ALLOC: crate::pool::Blocks<crate::generator::Gen> =
+        crate::pool::Blocks(&crate::generator::POOL);
 
     /// Nothing in this crate panics on input; should a bug panic, trap without formatting.
     #[panic_handler]

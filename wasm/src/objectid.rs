@@ -22,8 +22,8 @@ static GENERATOR: Shared = Shared(UnsafeCell::new(None));
 #[wasm_bindgen]
 pub fn objectid_generate() -> f64 {
     // SAFETY: one thread; the reference does not outlive this call.
-    let slot = unsafe { &mut *GENERATOR.0.get() };
-    let generator = slot.get_or_insert_with(|| {
+    let cell = unsafe { &mut *GENERATOR.0.get() };
+    let generator = cell.get_or_insert_with(|| {
         let mut bytes = [0u8; 8];
         fill_random(&mut bytes);
         let [p0, p1, p2, p3, p4, c0, c1, c2] = bytes;

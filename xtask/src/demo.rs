@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use snowdrift::text::{self, Format};
-use snowdrift::{AtomicGenerator, Error, Generator, Layout, ManualClock, MonotonicClock, Policy};
+use snowdrift::{
+    AtomicGenerator, ErrorKind, Generator, IdGenerator, Layout, ManualClock, MonotonicClock, Policy,
+};
 
 use crate::util::Result;
 
@@ -60,7 +62,7 @@ pub fn run() -> Result {
         clock.set(t0 - 50);
         let outcome = match g.next() {
             Ok(id) => describe(layout, before, id),
-            Err(e @ Error::SwitchNode { .. }) => {
+            Err(e) if e.kind() == ErrorKind::SwitchNode => {
                 g.switch_node(8, 0).map_err(err)?; // node 8: never used
                 let id = g.next().map_err(err)?;
                 format!(

@@ -311,10 +311,10 @@ fn wasm_core() -> Result {
 
 fn firmware() -> Result {
     crate::firmware::setup()?;
-    let dir = crate::firmware::firmware_dir();
+    let dir = snowdrift_firmware_host::firmware_dir();
     let cargo_path = cargo_bin();
     run_in(&dir, &cargo_path, &["fmt", "--check"], &[])?;
-    for board in crate::firmware::BOARDS {
+    for board in snowdrift_firmware_host::BOARDS {
         run_in(
             &dir,
             &cargo_path,
@@ -331,6 +331,7 @@ fn firmware() -> Result {
             &[],
         )?;
     }
-    // Boots each firmware twice under QEMU and checks every ID it printed.
-    cargo(&["test", "-p", "xtask", "--", "firmware::", "--nocapture"])
+    // Boots each firmware twice under QEMU and checks every ID it printed
+    // (embedded-example/host/tests/qemu.rs).
+    cargo(&["test", "-p", "snowdrift-firmware-host", "--", "--nocapture"])
 }

@@ -1,0 +1,176 @@
+//! What a lease's handle, its heartbeat and its generator share: the lease's state, its
+//! fence, and the calls that renew and release it.
+
+use crate::beat::Beat;
+use crate::error::Error;
+use crate::protocol::{Call, Grant};
+use crate::space::Space;
+use crate::state::State;
+use snowdrift::{AtomicGenerator, Clock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+struct Status {
+    state: State,
+    lost: Option<String>,
+}
+
+/// What the lease's handle, its heartbeat and its generator share.
+pub(crate) struct Shared<C> {
+    pub(crate) generator: AtomicGenerator<C>,
+    pub(crate) space: String,
+    keys: [String; 4],
+    token: String,
+    pub(crate) node: u64,
+    pub(crate) not_before: u64,
+    pub(crate) ttl_ms: u64,
+    skew_ms: u64,
+    pub(crate) until: AtomicU64,
+    status: Mutex<Status>,
+    #[cfg(feature = "tokio")]
+    pub(crate) wake: tokio::sync::Notify,
+}
+
+impl<C: Clock> Shared<C> {
+    /// The state of a live lease of `space`, granted as `grant` to the holder of `token`,
+    /// whose generator is made and fenced.
+    pub(crate) fn new(
+        generator: AtomicGenerator<C>,
+        space: &Space<C>,
+        keys: [String; 4],
+        token: String,
+        grant: &Grant,
+    ) -> Self {
+        Shared {
+            generator,
+            space: space.name.clone(),
+            keys,
+            token,
+            node: grant.node,
+            not_before: grant.not_before,
+            ttl_ms: space.ttl_ms,
+            skew_ms: space.skew_ms,
+            until: AtomicU64::new(grant.until),
+            status: Mutex::new(Status {
+                state: State::Live,
+                lost: None,
+            }),
+            #[cfg(feature = "tokio")]
+            wake: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn status(&self) -> MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn state(&self) -> State {
+        self.status().state
+    }
+
+    pub(crate) fn is_live(&self) -> bool {
+        self.state() == State::Live
+    }
+
+    /// A renewal succeeded: the fence moves to `until` (never back), while the lease is
+    /// live. Under the status lock, so a lease that just stopped stays fenced at 0.
+    pub(crate) fn renewed(&self, until: u64) {
+        let status = self.status();
+        if status.state == State::Live {
+            let until = self.until.fetch_max(until, Ordering::SeqCst).max(until);
+            self.generator.set_fence_ms(until);
+        }
+        drop(status);
+    }
+
+    /// Applies the result of the renewal sent at `sent`: moves the fence, or ends a lost
+    /// lease. Returns whether the connection failed (the next beat reconnects).
+    pub(crate) fn after_renewal(
+        &self,
+        beat: &mut Beat,
+        sent: Instant,
+        result: Result<u64, Error>,
+    ) -> bool {
+        match result {
+            Ok(until) => {
+                beat.succeeded(sent);
+                self.renewed(until);
+                false
+            }
+            Err(Error::Lost { message }) => {
+                self.finish(State::Lost, Some(message));
+                false
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// Ends a live lease: fence 0, and the final state. Returns whether it was live.
+    pub(crate) fn finish(&self, to: State, lost: Option<String>) -> bool {
+        let mut status = self.status();
+        if status.state != State::Live {
+            return false;
+        }
+        self.generator.set_fence_ms(0);
+        status.state = to;
+        status.lost = lost;
+        true
+    }
+
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        let status = self.status();
+        match status.state {
+            State::Live => Ok(()),
+            State::Lapsed => Err(Error::Lapsed {
+                node: self.node,
+                space: self.space.clone(),
+                ttl_ms: self.ttl_ms,
+                skew_ms: self.skew_ms,
+            }),
+            State::Lost => Err(Error::Lost {
+                message: status.lost.clone().unwrap_or_default(),
+            }),
+            State::Released | State::Abandoned => Err(Error::Stopped {
+                node: self.node,
+                space: self.space.clone(),
+            }),
+        }
+    }
+
+    /// Stops the generator for good: a time at or after every ID it issued, calls still
+    /// running on other threads included (the core's `stop`).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn stop_generator(&self) -> u64 {
+        self.generator.stop()
+    }
+
+    pub(crate) fn renew_call(&self) -> Call {
+        Call::renew(
+            self.keys.clone(),
+            &self.space,
+            self.node,
+            &self.token,
+            self.ttl_ms,
+        )
+    }
+
+    pub(crate) fn release_call(&self, issued: u64) -> Call {
+        Call::release(
+            self.keys.clone(),
+            &self.space,
+            self.node,
+            &self.token,
+            issued,
+        )
+    }
+
+    /// The heartbeat's schedule, starting from a renewal (or the acquire) sent at `sent`.
+    pub(crate) fn beat(&self, sent: Instant, renew_every_ms: u64) -> Beat {
+        let live = Duration::from_millis(self.ttl_ms - self.skew_ms);
+        Beat::new(sent, renew_every_ms, live)
+    }
+}
+
+/// A lease's shared state and its heartbeat's schedule.
+pub(crate) type Started<C> = (Arc<Shared<C>>, Beat);
