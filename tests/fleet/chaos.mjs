@@ -6,7 +6,7 @@
 //
 //   node chaos.mjs --workers node,node,node,node [--seconds 20] [--node-bits 3] [--seed N]
 //
-// `--workers` names the kind of each worker slot: `node` (worker.mjs), `node-ioredis`
+// `--workers` names the kind of each worker seat: `node` (worker.mjs), `node-ioredis`
 // (worker.mjs with ioredis), or `rust` (the fleet_worker example of snowdrift-lease, built
 // by `cargo xtask test fleet` into target/release/examples/). Exits 1 on a duplicate, on
 // a file with a line that is not an ID, or when the workers issued too few IDs to mean
@@ -79,22 +79,22 @@ function command(kind, out, runFor) {
 
 const started = Date.now();
 const left = () => Math.max(1, Math.ceil((seconds * 1000 - (Date.now() - started)) / 1000));
-const live = new Map(); // slot -> child
+const live = new Map(); // seat -> child
 let launched = 0;
 let killed = 0;
 
-function launch(slot) {
-  const kind = kinds[slot];
-  const [program, argv] = command(kind, join(dir, `${kind}-${slot}-${launched++}.ids`), left());
+function launch(seat) {
+  const kind = kinds[seat];
+  const [program, argv] = command(kind, join(dir, `${kind}-${seat}-${launched++}.ids`), left());
   const child = spawn(program, argv, { stdio: ["ignore", "ignore", "pipe"] });
   child.stderr.setEncoding("utf8");
   child.log = "";
   child.stderr.on("data", (d) => (child.log += d));
   child.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  live.set(slot, child);
+  live.set(seat, child);
 }
 
-for (let slot = 0; slot < kinds.length; slot++) launch(slot);
+for (let seat = 0; seat < kinds.length; seat++) launch(seat);
 
 // Kill a random worker every 0.3-1.3 s and start it again at once; restart redis-server
 // without persistence at the halfway mark.
@@ -107,23 +107,23 @@ while (Date.now() - started < seconds * 1000 - 1500) {
     console.error(`chaos: redis-server restarted without persistence at ${Date.now() - started} ms`);
     continue;
   }
-  const slot = Math.floor(random() * kinds.length);
-  const child = live.get(slot);
+  const seat = Math.floor(random() * kinds.length);
+  const child = live.get(seat);
   child.kill("SIGKILL");
   await child.exited;
   killed++;
-  launch(slot);
+  launch(seat);
 }
 
 // The workers stop by themselves at the end; SIGTERM (release and exit) any that do not.
 const deadline = started + seconds * 1000 + 15_000;
 const failures = [];
-for (const [slot, child] of live) {
+for (const [seat, child] of live) {
   const timer = setTimeout(() => child.kill("SIGTERM"), Math.max(0, deadline - Date.now()));
   const { code, signal } = await child.exited;
   clearTimeout(timer);
-  if (code !== 0) failures.push(`worker ${slot} (${kinds[slot]}) ended with ${code ?? signal}: ${child.log.trim()}`);
-  else console.error(`chaos: worker ${slot} (${kinds[slot]}): ${child.log.trim().split("\n").pop()}`);
+  if (code !== 0) failures.push(`worker ${seat} (${kinds[seat]}) ended with ${code ?? signal}: ${child.log.trim()}`);
+  else console.error(`chaos: worker ${seat} (${kinds[seat]}): ${child.log.trim().split("\n").pop()}`);
 }
 await redis.stop();
 

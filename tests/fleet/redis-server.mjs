@@ -96,7 +96,7 @@ export async function startServer({ port, extra = [], dir } = {}) {
 }
 export const startRedis = startServer;
 
-/** Three masters, every slot assigned; resolves once cluster_state is ok. */
+/** Three masters, every hash slot assigned; resolves once cluster_state is ok. */
 export async function startCluster() {
   const dir = mkdtempSync(join(tmpdir(), "snowdrift-cluster-"));
   const nodes = [];

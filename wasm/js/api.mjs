@@ -160,11 +160,11 @@ function build(module) {
   let u8, u32, f64, u64;
 
   provide({
-    clock(slot) {
+    clock(clockIndex) {
       clockError = undefined;
       let v;
       try {
-        v = clocks[slot]();
+        v = clocks[clockIndex]();
       } catch (e) {
         clockError = { error: e };
         return -1;
@@ -354,17 +354,17 @@ function build(module) {
     throw takeError();
   }
 
-  // Releases a collected generator's wasm memory and clock slot. workerd has no
+  // Releases a collected generator's wasm memory and clock index. workerd has no
   // FinalizationRegistry (without a compatibility flag): there `free()` does it.
   const registry =
     typeof FinalizationRegistry === "function"
-      ? new FinalizationRegistry(({ gen, slot }) => release(gen, slot))
+      ? new FinalizationRegistry(({ gen, clockIndex }) => release(gen, clockIndex))
       : { register() {}, unregister() {} };
-  function release(gen, slot) {
+  function release(gen, clockIndex) {
     gen_free(gen);
-    if (slot >= 0) {
-      clocks[slot] = undefined;
-      freeClocks.push(slot);
+    if (clockIndex >= 0) {
+      clocks[clockIndex] = undefined;
+      freeClocks.push(clockIndex);
     }
   }
   const FREED = -1; // an address past the end of memory: any use traps
@@ -374,7 +374,7 @@ function build(module) {
     // Initialised with values of their final types (small integers, a boolean), which V8
     // then stores unboxed: next() reads them without a type check.
     #gen = 0;
-    #slot = -1;
+    #clockIndex = -1;
     #layout = 0;
     // A 64-bit layout: IDs from 2^63 on leave wasm as negative i64s.
     #wide = false;
@@ -387,27 +387,27 @@ function build(module) {
       const [policy, bound] = policyArg(options);
       const clock = optFn("clock", options.clock, "a function returning Unix milliseconds");
       const resumeAfter = options.resumeAfter === undefined ? undefined : idArg("resumeAfter", options.resumeAfter);
-      let slot = -1;
+      let clockIndex = -1;
       if (clock !== undefined) {
-        slot = freeClocks.length ? freeClocks.pop() : clocks.length;
-        clocks[slot] = clock;
+        clockIndex = freeClocks.length ? freeClocks.pop() : clocks.length;
+        clocks[clockIndex] = clock;
       }
-      const gen = gen_new(layout, node, policy, bound, slot);
+      const gen = gen_new(layout, node, policy, bound, clockIndex);
       views();
       if (gen === 0 || (resumeAfter !== undefined && gen_resume(gen, resumeAfter) < 0)) {
         const error = takeError();
         if (gen !== 0) gen_free(gen);
-        if (slot >= 0) {
-          clocks[slot] = undefined;
-          freeClocks.push(slot);
+        if (clockIndex >= 0) {
+          clocks[clockIndex] = undefined;
+          freeClocks.push(clockIndex);
         }
         throw error;
       }
       this.#gen = gen;
-      this.#slot = slot;
+      this.#clockIndex = clockIndex;
       this.#layout = gen_fact(gen, GEN_LAYOUT);
       this.#wide = layout_fact(layout, LAYOUT_FITS_I64) === 0;
-      registry.register(this, { gen, slot }, this);
+      registry.register(this, { gen, clockIndex }, this);
     }
 
     /** The next ID. */
@@ -473,7 +473,7 @@ function build(module) {
       const node = this.node;
       const through = this.issuedThroughMs;
       registry.unregister(this);
-      release(this.#gen, this.#slot);
+      release(this.#gen, this.#clockIndex);
       this.#gen = this.#layout = FREED;
       const refuse = () => {
         throw new Error("this generator was freed (free() or a using block released its memory)");

@@ -39,7 +39,7 @@ function layoutFacts(layout) {
   return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
 }
 
-/** The four keys of a space: one hash tag, so one Redis Cluster slot. */
+/** The four keys of a space: one hash tag, so one Redis Cluster hash slot. */
 const keysOf = (space) => ["meta", "ends", "token", "holder"].map((k) => `{${space}}:${k}`);
 
 const scripts = new Map();
