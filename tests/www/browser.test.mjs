@@ -38,6 +38,23 @@ async function pages(n = 1, setup) {
   return { context, pages: list };
 }
 
+/** A test in a fresh context's plain page: the page logs no errors, and the context is closed
+ * whatever happens. */
+function pageTest(name, body) {
+  test(name, { timeout: 120_000 }, async () => {
+    const {
+      context,
+      pages: [page],
+    } = await pages();
+    try {
+      await body(page, context);
+      noErrors(page);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
 /** Opens a generator in the page (kept as window.gen); returns { node, storage }. */
 const open = (page, options = {}) =>
   page.evaluate(async (o) => {
@@ -55,56 +72,46 @@ const noErrors = (...list) => {
   for (const p of list) assert.deepEqual(p.errors, [], "errors in the page");
 };
 
-test("1,000 IDs are unique and increasing; after a reload, new IDs are above them on the same node", {
-  timeout: 120_000,
-}, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  const first = await open(page);
-  assert.equal(first.storage, "indexeddb");
-  const a = await nextIds(page, 1000);
-  assertIncreasing(a, "first 1,000");
-  const nodes = await page.evaluate((ids) => ids.map((id) => gen.decode(id).node), a.map(String));
-  assert.ok(
-    nodes.every((n) => n === first.node),
-    "every ID carries the generator's node id",
-  );
-  await reload(page);
-  const second = await open(page);
-  assert.equal(second.node, first.node, "the node id is kept in storage and reused");
-  const b = await nextIds(page, 1000);
-  assertIncreasing(b, "after the reload");
-  assert.ok(min(b) > max(a), `after the reload ${min(b)} is not above ${max(a)}`);
-  noErrors(page);
-  await context.close();
-});
+pageTest(
+  "1,000 IDs are unique and increasing; after a reload, new IDs are above them on the same node",
+  async (page) => {
+    const first = await open(page);
+    assert.equal(first.storage, "indexeddb");
+    const a = await nextIds(page, 1000);
+    assertIncreasing(a, "first 1,000");
+    const nodes = await page.evaluate((ids) => ids.map((id) => gen.decode(id).node), a.map(String));
+    assert.ok(
+      nodes.every((n) => n === first.node),
+      "every ID carries the generator's node id",
+    );
+    await reload(page);
+    const second = await open(page);
+    assert.equal(second.node, first.node, "the node id is kept in storage and reused");
+    const b = await nextIds(page, 1000);
+    assertIncreasing(b, "after the reload");
+    assert.ok(min(b) > max(a), `after the reload ${min(b)} is not above ${max(a)}`);
+  },
+);
 
-test("clock set back an hour (Date.now and performance), then a reload: new IDs are still above", {
-  timeout: 120_000,
-}, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  await open(page);
-  const a = await batch(page, 5000);
-  const lastTime = await page.evaluate((id) => gen.decode(id).timeMs, String(max(a)));
-  await clockOneHourBack(context);
-  await reload(page);
-  // biome-ignore lint/complexity/useDateNow: the two read different clocks here (Date.now is set back)
-  const skew = await page.evaluate(() => Date.now() - new Date().getTime());
-  assert.ok(skew < -3_500_000, "the page's Date.now reads an hour early");
-  await open(page);
-  const b = [...(await nextIds(page, 1000)), ...(await batch(page, 5000))];
-  assertIncreasing(b, "with the clock an hour back");
-  assert.ok(min(b) > max(a), `with the clock back ${min(b)} is not above ${max(a)}`);
-  const firstTime = await page.evaluate((id) => gen.decode(id).timeMs, String(min(b)));
-  assert.ok(firstTime > lastTime, "IDs go on after the reservation, not from the clock's reading");
-  noErrors(page);
-  await context.close();
-});
+pageTest(
+  "clock set back an hour (Date.now and performance), then a reload: new IDs are still above",
+  async (page, context) => {
+    await open(page);
+    const a = await batch(page, 5000);
+    const lastTime = await page.evaluate((id) => gen.decode(id).timeMs, String(max(a)));
+    await clockOneHourBack(context);
+    await reload(page);
+    // biome-ignore lint/complexity/useDateNow: the two read different clocks here (Date.now is set back)
+    const skew = await page.evaluate(() => Date.now() - new Date().getTime());
+    assert.ok(skew < -3_500_000, "the page's Date.now reads an hour early");
+    await open(page);
+    const b = [...(await nextIds(page, 1000)), ...(await batch(page, 5000))];
+    assertIncreasing(b, "with the clock an hour back");
+    assert.ok(min(b) > max(a), `with the clock back ${min(b)} is not above ${max(a)}`);
+    const firstTime = await page.evaluate((id) => gen.decode(id).timeMs, String(min(b)));
+    assert.ok(firstTime > lastTime, "IDs go on after the reservation, not from the clock's reading");
+  },
+);
 
 test("two tabs generating at once get distinct node ids and never the same ID", { timeout: 120_000 }, async () => {
   const { context, pages: tabs } = await pages(2);
@@ -278,61 +285,50 @@ test("where IndexedDB is missing, localStorage keeps the node id and reservation
   await context.close();
 });
 
-test("no ID is issued past what storage holds: a window renews a burst's reservation on the spot, a worker throws and the same call goes on after ready", {
-  timeout: 120_000,
-}, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  const { node } = await open(page, { reserveMs: 2 });
-  // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
-  const tab = await page.evaluate(() => {
-    const ids = gen.nextBatch(1 << 20);
-    return { newest: gen.decode(ids[ids.length - 1]).timeMs, reserved: gen.reservedUntil };
-  });
-  const held = await stored(page, "snowdrift", node);
-  assert.ok(
-    held.local >= tab.newest && tab.reserved === held.local,
-    `localStorage holds ${held.local}, the newest ID has ${tab.newest}`,
-  );
+pageTest(
+  "no ID is issued past what storage holds: a window renews a burst's reservation on the spot, a worker throws and the same call goes on after ready",
+  async (page) => {
+    const { node } = await open(page, { reserveMs: 2 });
+    // 1,048,576 IDs in one synchronous call: 256 ms of 4,096-ID ticks, far past a 2 ms reservation.
+    const tab = await page.evaluate(() => {
+      const ids = gen.nextBatch(1 << 20);
+      return { newest: gen.decode(ids[ids.length - 1]).timeMs, reserved: gen.reservedUntil };
+    });
+    const held = await stored(page, "snowdrift", node);
+    assert.ok(
+      held.local >= tab.newest && tab.reserved === held.local,
+      `localStorage holds ${held.local}, the newest ID has ${tab.newest}`,
+    );
 
-  const worker = await page.evaluate(async () => {
-    const { worker: w, ask } = await startWorker();
-    const out = { opened: await ask({ open: { name: "w", reserveMs: 2 } }) };
-    out.burst = (await ask({ batch: 1 << 20 })).error;
-    out.ready = (await ask({ ready: true })).ready;
-    // A caller that takes a moment before calling again: the clock goes on meanwhile.
-    await new Promise((r) => setTimeout(r, 200));
-    const after = await ask({ batch: 1 << 20 });
-    out.after = after.error ?? after.ids.length;
-    out.newest = after.ids?.at(-1);
-    w.terminate();
-    return out;
-  });
-  assert.match(
-    worker.burst ?? "",
-    /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/,
-  );
-  assert.equal(worker.ready, true);
-  assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
-  const newestMs = await page.evaluate((id) => sd.decode(id).timeMs, worker.newest);
-  const rec = await stored(page, "w", worker.opened.node);
-  assert.ok(
-    rec.until >= newestMs && rec.window === false,
-    `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`,
-  );
-  noErrors(page);
-  await context.close();
-});
+    const worker = await page.evaluate(async () => {
+      const { worker: w, ask } = await startWorker();
+      const out = { opened: await ask({ open: { name: "w", reserveMs: 2 } }) };
+      out.burst = (await ask({ batch: 1 << 20 })).error;
+      out.ready = (await ask({ ready: true })).ready;
+      // A caller that takes a moment before calling again: the clock goes on meanwhile.
+      await new Promise((r) => setTimeout(r, 200));
+      const after = await ask({ batch: 1 << 20 });
+      out.after = after.error ?? after.ids.length;
+      out.newest = after.ids?.at(-1);
+      w.terminate();
+      return out;
+    });
+    assert.match(
+      worker.burst ?? "",
+      /^Error: IDs reached the end of the reservation stored in IndexedDB \(.*Z\) before it could be renewed; await generator.ready, then call again$/,
+    );
+    assert.equal(worker.ready, true);
+    assert.equal(worker.after, 1 << 20, "after ready, the renewal covers the whole call");
+    const newestMs = await page.evaluate((id) => sd.decode(id).timeMs, worker.newest);
+    const rec = await stored(page, "w", worker.opened.node);
+    assert.ok(
+      rec.until >= newestMs && rec.window === false,
+      `IndexedDB holds ${rec.until}, the worker's newest ID has ${newestMs}`,
+    );
+  },
+);
 
-test("bad options are a TypeError or RangeError naming the value and the allowed range", {
-  timeout: 120_000,
-}, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
+pageTest("bad options are a TypeError or RangeError naming the value and the allowed range", async (page) => {
   const errors = await page.evaluate(async () => {
     const fail = (o) =>
       sd.openSnowdrift(o).then(
@@ -356,62 +352,55 @@ test("bad options are a TypeError or RangeError naming the value and the allowed
     'RangeError: storage "cookies" is not one of "auto", "indexeddb"',
     "RangeError: invalid layout: the fields take 65 bits (max 64)",
   ]);
-  noErrors(page);
-  await context.close();
 });
 
-test("collisionOdds is the birthday bound over the layout's node ids, and the table in the types says the same", {
-  timeout: 120_000,
-}, async () => {
-  const {
-    context,
-    pages: [page],
-  } = await pages();
-  const odds = await page.evaluate(() => {
-    const o = (n, layout) => sd.collisionOdds(n, layout);
-    return {
-      one: o(1),
-      two: o(2),
-      twoBrowser: o(2, sd.BROWSER_LAYOUT),
-      all: o(1025),
-      ten: o(10),
-      table: [2, 10, 100, 1000].map((n) => [
-        o(n),
-        o(n, "instagram"),
-        o(n, sd.BROWSER_LAYOUT),
-        o(n, "sonyflake"),
-        o(n, "twitter"),
-      ]),
+pageTest(
+  "collisionOdds is the birthday bound over the layout's node ids, and the table in the types says the same",
+  async (page) => {
+    const odds = await page.evaluate(() => {
+      const o = (n, layout) => sd.collisionOdds(n, layout);
+      return {
+        one: o(1),
+        two: o(2),
+        twoBrowser: o(2, sd.BROWSER_LAYOUT),
+        all: o(1025),
+        ten: o(10),
+        table: [2, 10, 100, 1000].map((n) => [
+          o(n),
+          o(n, "instagram"),
+          o(n, sd.BROWSER_LAYOUT),
+          o(n, "sonyflake"),
+          o(n, "twitter"),
+        ]),
+      };
+    });
+    assert.equal(odds.one, 0);
+    const near = (got, want) => assert.ok(Math.abs(got - want) <= want * 1e-12, `${got} vs ${want}`);
+    near(odds.two, 1 / 1024);
+    near(odds.twoBrowser, 1 / 65536);
+    assert.equal(odds.all, 1, "more devices than node ids");
+    let none = 1;
+    for (let i = 1; i < 10; i++) none *= 1 - i / 1024;
+    near(odds.ten, 1 - none);
+
+    // The table in browser.d.ts: rows "| devices | default | instagram | browser |".
+    const dts = readFileSync(new URL("../../wasm/js/browser.d.ts", import.meta.url), "utf8");
+    const rows = [...dts.matchAll(/^ \* \| ([\d,]+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$/gm)];
+    assert.equal(rows.length, 4, "four rows in the table");
+    const shown = (p, text) => {
+      const digits = text.includes(".") ? text.split(".")[1].length : 0;
+      const want = Math.min(100, Number(text));
+      return Math.abs(p * 100 - want) <= 0.5 * 10 ** -digits + 1e-9;
     };
-  });
-  assert.equal(odds.one, 0);
-  const near = (got, want) => assert.ok(Math.abs(got - want) <= want * 1e-12, `${got} vs ${want}`);
-  near(odds.two, 1 / 1024);
-  near(odds.twoBrowser, 1 / 65536);
-  assert.equal(odds.all, 1, "more devices than node ids");
-  let none = 1;
-  for (let i = 1; i < 10; i++) none *= 1 - i / 1024;
-  near(odds.ten, 1 - none);
-
-  // The table in browser.d.ts: rows "| devices | default | instagram | browser |".
-  const dts = readFileSync(new URL("../../wasm/js/browser.d.ts", import.meta.url), "utf8");
-  const rows = [...dts.matchAll(/^ \* \| ([\d,]+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$/gm)];
-  assert.equal(rows.length, 4, "four rows in the table");
-  const shown = (p, text) => {
-    const digits = text.includes(".") ? text.split(".")[1].length : 0;
-    const want = Math.min(100, Number(text));
-    return Math.abs(p * 100 - want) <= 0.5 * 10 ** -digits + 1e-9;
-  };
-  rows.forEach(([, n, d, i, b], k) => {
-    const [def, insta, browserOdds, sony, twitter] = odds.table[k];
-    assert.equal(Number(n.replace(",", "")), [2, 10, 100, 1000][k]);
-    assert.ok(shown(def, d) && shown(twitter, d), `${n} devices, default: ${def * 100}% vs ${d}%`);
-    assert.ok(shown(insta, i), `${n} devices, instagram: ${insta * 100}% vs ${i}%`);
-    assert.ok(shown(browserOdds, b) && shown(sony, b), `${n} devices, 16-bit node: ${browserOdds * 100}% vs ${b}%`);
-  });
-  noErrors(page);
-  await context.close();
-});
+    rows.forEach(([, n, d, i, b], k) => {
+      const [def, insta, browserOdds, sony, twitter] = odds.table[k];
+      assert.equal(Number(n.replace(",", "")), [2, 10, 100, 1000][k]);
+      assert.ok(shown(def, d) && shown(twitter, d), `${n} devices, default: ${def * 100}% vs ${d}%`);
+      assert.ok(shown(insta, i), `${n} devices, instagram: ${insta * 100}% vs ${i}%`);
+      assert.ok(shown(browserOdds, b) && shown(sony, b), `${n} devices, 16-bit node: ${browserOdds * 100}% vs ${b}%`);
+    });
+  },
+);
 
 // ---- Reservations under attack: whoever takes a node id next starts above every ID ----
 // Each test below reproduces a way an earlier version issued an ID twice or failed
