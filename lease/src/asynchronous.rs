@@ -6,10 +6,11 @@ use crate::error::Error;
 use crate::heartbeat::{AsyncReleaser, Heart};
 use crate::lease::Lease;
 use crate::pending::{Pending, USABLE_POLL};
-use crate::protocol::{Call, Grant, new_token, renewed_until};
+use crate::protocol::{Call, new_token, renewed_until};
 use crate::shared::Shared;
 use crate::space::Space;
 use crate::state::State;
+use crate::store::Grant;
 use snowdrift::Clock;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,17 +68,19 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let mut con = connect_bounded(connector, limit).await?;
         let token = new_token();
         let sent = Instant::now();
-        let reply = run_bounded(&Pending::acquire_call(space, &token), &mut con, limit).await?;
-        let mut pending = Pending::new(space.keys(), token, Grant::from_reply(reply)?, sent);
+        let reply = run_bounded(&Call::acquire(space, &token), &mut con, limit).await?;
+        let mut pending = Pending::new(space, token, Grant::from_reply(reply)?, sent);
         while !pending.usable(space) {
             if pending.waited_too_long(space) {
-                let _ = run_bounded::<i64, _>(&pending.give_up_call(space), &mut con, limit).await;
+                let give_up = Call::release(&pending.ticket, pending.grant.until);
+                let _ = run_bounded::<i64, _>(&give_up, &mut con, limit).await;
                 return Err(pending.not_usable(space));
             }
             tokio::time::sleep(USABLE_POLL).await;
             let sent = Instant::now();
-            let reply = run_bounded(&pending.renew_call(space), &mut con, limit).await;
-            if pending.renewed(reply, sent)?
+            let renew = Call::renew(&pending.ticket, space.ttl_ms);
+            let reply = run_bounded(&renew, &mut con, limit).await;
+            if pending.renewed(reply.and_then(renewed_until), sent)?
                 && let Ok(fresh) = connect_bounded(connector, limit).await
             {
                 con = fresh;
@@ -86,8 +89,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let (shared, beat) = match pending.start(space) {
             Ok(started) => started,
             Err(failed) => {
-                let (e, give_up) = *failed;
-                let _ = run_bounded::<i64, _>(&give_up, &mut con, limit).await;
+                let (e, ticket, until) = *failed;
+                let _ =
+                    run_bounded::<i64, _>(&Call::release(&ticket, until), &mut con, limit).await;
                 return Err(e);
             }
         };
@@ -155,7 +159,8 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
                         Some(c) => c,
                         None => con.insert(connect_bounded(&connector, budget).await?),
                     };
-                    renewed_until(run_bounded(&shared.renew_call(), c, budget).await?)
+                    let renew = Call::renew(&shared.ticket, shared.ttl_ms);
+                    renewed_until(run_bounded(&renew, c, budget).await?)
                 };
                 let result = renewed.await;
                 if shared.after_renewal(&mut beat, sent, result) {
@@ -172,7 +177,7 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
                 Some(c) => c,
                 None => connect_bounded(&connector, limit).await?,
             };
-            run_bounded::<i64, _>(&shared.release_call(issued), &mut con, limit)
+            run_bounded::<i64, _>(&Call::release(&shared.ticket, issued), &mut con, limit)
                 .await
                 .map(drop)
         })

@@ -64,6 +64,7 @@ mod protocol;
 mod shared;
 mod space;
 mod state;
+mod store;
 
 #[cfg(feature = "tokio")]
 pub use connector::AsyncConnector;
@@ -72,3 +73,4 @@ pub use error::Error;
 pub use lease::Lease;
 pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
 pub use state::State;
+pub use store::{Grant, Store, Ticket};

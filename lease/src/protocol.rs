@@ -1,7 +1,8 @@
 //! The protocol's scripts (`lua/`, shared with the other clients) and their calls.
 
 use crate::error::Error;
-use crate::space::Space;
+use crate::space::{Space, keys};
+use crate::store::{Grant, Ticket};
 use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
 
@@ -23,14 +24,6 @@ pub(crate) struct Call {
     args: Vec<String>,
 }
 
-/// What `acquire.lua` grants.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Grant {
-    pub node: u64,
-    pub not_before: u64,
-    pub until: u64,
-}
-
 impl Call {
     /// `acquire.lua` for `space`, with the lease's `token`.
     pub fn acquire<C>(space: &Space<C>, token: &str) -> Call {
@@ -46,37 +39,39 @@ impl Call {
         Call {
             script: &ACQUIRE,
             source: ACQUIRE_SRC,
-            keys: space.keys(),
+            keys: keys(&space.name),
             args,
         }
     }
 
-    pub fn renew(keys: [String; 4], space: &str, node: u64, token: &str, ttl: u64) -> Call {
+    /// `renew.lua` for the lease `ticket`.
+    pub fn renew(ticket: &Ticket, ttl: u64) -> Call {
         let args = vec![
-            space.to_string(),
-            node.to_string(),
-            token.to_string(),
+            ticket.space.clone(),
+            ticket.node.to_string(),
+            ticket.token.clone(),
             ttl.to_string(),
         ];
         Call {
             script: &RENEW,
             source: RENEW_SRC,
-            keys,
+            keys: keys(&ticket.space),
             args,
         }
     }
 
-    pub fn release(keys: [String; 4], space: &str, node: u64, token: &str, issued: u64) -> Call {
+    /// `release.lua` for the lease `ticket`, which issued up to `issued`.
+    pub fn release(ticket: &Ticket, issued: u64) -> Call {
         let args = vec![
-            space.to_string(),
-            node.to_string(),
-            token.to_string(),
+            ticket.space.clone(),
+            ticket.node.to_string(),
+            ticket.token.clone(),
             issued.to_string(),
         ];
         Call {
             script: &RELEASE,
             source: RELEASE_SRC,
-            keys,
+            keys: keys(&ticket.space),
             args,
         }
     }
@@ -126,12 +121,14 @@ fn is_noscript(e: &redis::RedisError) -> bool {
 }
 
 impl Grant {
-    pub fn from_reply(reply: Vec<u64>) -> Result<Grant, Error> {
+    /// The grant from `acquire.lua`'s reply.
+    pub(crate) fn from_reply(reply: Vec<u64>) -> Result<Grant, Error> {
         match reply[..] {
-            [node, not_before, until, _now] => Ok(Grant {
+            [node, not_before, until, now] => Ok(Grant {
                 node,
                 not_before,
                 until,
+                now,
             }),
             _ => Err(Error::Reply {
                 message: format!("acquire.lua returned {} numbers, not 4", reply.len()),

@@ -200,7 +200,7 @@ impl Cluster {
 
 /// `n` leases of `space` taken by `n` threads at once; asserts that they hold the ids
 /// `0..n`, each once.
-pub fn acquire_concurrently<K: snowdrift_lease::Connector + Sync>(
+pub fn acquire_concurrently<K: snowdrift_lease::Store + Sync>(
     client: &K,
     space: &snowdrift_lease::Space,
     n: u64,

@@ -1,0 +1,108 @@
+//! Where leases are kept: the protocol's calls over one store's connection. Redis (every
+//! [`Connector`]) and, with the `postgres` feature, `Postgres`
+//! implement it; [`Lease`](crate::Lease) runs the holder's state machine over any of them.
+
+use crate::connector::Connector;
+use crate::error::Error;
+use crate::protocol::{Call, renewed_until};
+use crate::space::Space;
+use std::time::Duration;
+
+/// What an acquire grants (PROTOCOL.md: `acquire`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// The node id.
+    pub node: u64,
+    /// The holder issues only IDs timed after this Unix ms.
+    pub not_before: u64,
+    /// The lease's end and fence, Unix ms of the store's clock.
+    pub until: u64,
+    /// The store's clock at the grant, Unix ms.
+    pub now: u64,
+}
+
+/// What names a held lease in its store: the space, the node id and the lease's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    /// The space's name.
+    pub space: String,
+    /// The node id.
+    pub node: u64,
+    /// The token of the lease (random, one per acquire).
+    pub token: String,
+}
+
+/// A store of leases: the protocol's acquire, renew and release over a connection.
+/// A lease connects once to acquire and hands the connection to its heartbeat, which
+/// reconnects through a clone of the store after a failure.
+///
+/// Errors follow the protocol: [`Error::AllLeased`], [`Error::Config`] and
+/// [`Error::Lost`] for its code words, anything else for a store that failed or could
+/// not be reached (the heartbeat retries those).
+pub trait Store: Clone + Send + 'static {
+    /// A connection.
+    type Connection: Send + 'static;
+
+    /// Opens a connection, failing after about `timeout`.
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error>;
+
+    /// Bounds every later call on `connection` by `timeout`, so a heartbeat stuck on a
+    /// silent store still lapses on time.
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error>;
+
+    /// Acquires a node id of `space` for the lease of `token`.
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error>;
+
+    /// Renews the lease for `ttl_ms`; returns its new end (never earlier than before).
+    fn renew(connection: &mut Self::Connection, ticket: &Ticket, ttl_ms: u64)
+    -> Result<u64, Error>;
+
+    /// Releases the lease, its id's fence coming down to `issued_ms + 1`; whether the
+    /// id was still this lease's.
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error>;
+}
+
+/// Redis: the Lua scripts of `lua/` over a [`Connector`]'s connections.
+impl<K: Connector> Store for K {
+    type Connection = K::Connection;
+
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
+        Ok(Connector::connect(self, timeout)?)
+    }
+
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
+        Ok(<K as Connector>::set_timeout(connection, timeout)?)
+    }
+
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error> {
+        Grant::from_reply(Call::acquire(space, token).run(connection)?)
+    }
+
+    fn renew(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> Result<u64, Error> {
+        renewed_until(Call::renew(ticket, ttl_ms).run(connection)?)
+    }
+
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error> {
+        Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
+    }
+}
