@@ -45,8 +45,9 @@ pub struct Lease<C: Clock = MonotonicClock> {
 }
 
 impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
-    /// Leases a node id of `space` (blocking) from `store` (a [`redis::Client`] or a
-    /// Redis Cluster client): acquires it, waits until it is usable (a new space's
+    /// Leases a node id of `space` (blocking) from `store` (a [`redis::Client`], a
+    /// Redis Cluster client, or with the `postgres` feature a
+    /// `Postgres`): acquires it, waits until it is usable (a new space's
     /// first leases wait about `skew` ms), builds the generator, and starts the heartbeat
     /// thread with its own connection. Options are checked first; a bad one sends
     /// nothing to the store.

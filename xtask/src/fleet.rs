@@ -20,12 +20,15 @@ fn fleet_dir() -> PathBuf {
     root().join("tests/fleet")
 }
 
-/// redis-server and redis-cli (the cluster tests create a cluster with it), and the npm
-/// package with its dev tools (node-redis and ioredis among them).
+/// redis-server and redis-cli (the cluster tests create a cluster with it), PostgreSQL
+/// (`lease/tests/postgres.rs` runs initdb, postgres, pg_isready, psql and pg_basebackup
+/// from `pg_config --bindir`, which is not on PATH), and the npm package with its dev
+/// tools (node-redis and ioredis among them).
 fn setup() -> Result {
     ensure_apt(&[
         ("redis-server", "redis-server"),
         ("redis-tools", "redis-cli"),
+        ("postgresql", "\"$(pg_config --bindir 2>/dev/null)/initdb\""),
     ])?;
     crate::npm::build()?;
     // The fleet tests import the package and the Redis clients from tests/js.

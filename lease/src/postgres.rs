@@ -1,0 +1,257 @@
+//! PostgreSQL as a store of leases (feature `postgres`): the SQL of `postgres/`, run as
+//! it is, over `tokio-postgres` on a private single-thread runtime so that every call is
+//! bounded by a timeout.
+
+use crate::error::Error;
+use crate::space::Space;
+use crate::store::{Grant, Store, Ticket};
+use std::future::Future;
+use std::time::Duration;
+use tokio_postgres::types::{ToSql, Type};
+
+const CONNECT: &str = include_str!("../postgres/connect.sql");
+const SETUP: &str = include_str!("../postgres/setup.sql");
+const ACQUIRE: &str = include_str!("../postgres/acquire.sql");
+const RENEW: &str = include_str!("../postgres/renew.sql");
+const RELEASE: &str = include_str!("../postgres/release.sql");
+
+/// A PostgreSQL database holding spaces in the tables of one schema (feature
+/// `postgres`). Pass it to [`Lease::acquire`](crate::Lease::acquire) as a Redis client
+/// would be.
+///
+/// [`setup`](Postgres::setup) creates the schema, its tables and functions (idempotent;
+/// needs `CREATE` on the database, no superuser). Every time a lease uses is the
+/// database's clock (`clock_timestamp()`).
+///
+/// ```no_run
+/// use snowdrift::Layout;
+/// use snowdrift_lease::{Lease, Postgres, Space};
+/// let config: tokio_postgres::Config = "host=127.0.0.1 user=app dbname=app".parse()?;
+/// let store = Postgres::new(config, "snowdrift");
+/// store.setup()?; // once per database; running it again changes nothing
+/// let lease = Lease::acquire(&store, &Space::new("ids:orders", Layout::TWITTER))?;
+/// let id = lease.generator().next()?;
+/// lease.release()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Postgres {
+    config: tokio_postgres::Config,
+    schema: String,
+}
+
+/// A connection to the [`Postgres`] store, with its own single-thread runtime.
+pub struct PostgresConnection {
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for PostgresConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresConnection")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Postgres {
+    /// The store of the database `config` connects to (without TLS), its tables in
+    /// `schema` (any name; created by [`setup`](Postgres::setup)).
+    pub fn new(config: tokio_postgres::Config, schema: impl Into<String>) -> Self {
+        Postgres {
+            config,
+            schema: schema.into(),
+        }
+    }
+
+    /// The schema of the tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Creates the schema, the tables and the functions where missing, and replaces the
+    /// functions (`postgres/setup.sql`). Idempotent; concurrent runs wait for each other.
+    pub fn setup(&self) -> Result<(), Error> {
+        let mut con = Store::connect(self, Duration::from_secs(30))?;
+        let client = &con.client;
+        let limit = con.timeout;
+        bounded(&mut con.runtime, limit, client.batch_execute(SETUP))
+    }
+}
+
+/// Runs `f` on `runtime`, failing after `limit`.
+fn bounded<T>(
+    runtime: &mut tokio::runtime::Runtime,
+    limit: Duration,
+    f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Error> {
+    match runtime.block_on(async { tokio::time::timeout(limit, f).await }) {
+        Ok(result) => result.map_err(from_sql),
+        Err(_) => Err(Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from postgres within {} ms", limit.as_millis()),
+        ))),
+    }
+}
+
+/// The protocol's code words (`LEASED`, `CONFIG`, `LOST`, at the start of an exception's
+/// message) become their variants, without the code word.
+fn from_sql(e: tokio_postgres::Error) -> Error {
+    let Some(db) = e.as_db_error() else {
+        return Error::Postgres(e);
+    };
+    let message = db.message();
+    if *db.code() == tokio_postgres::error::SqlState::RAISE_EXCEPTION
+        && let Some((word, rest)) = message.split_once(' ')
+    {
+        let message = rest.to_string();
+        match word {
+            "LEASED" => return Error::AllLeased { message },
+            "CONFIG" => return Error::Config { message },
+            "LOST" => return Error::Lost { message },
+            _ => {}
+        }
+    }
+    Error::Postgres(e)
+}
+
+fn int(v: u64) -> Result<i64, Error> {
+    i64::try_from(v).map_err(|_| Error::invalid(format!("{v} does not fit a PostgreSQL bigint")))
+}
+
+/// Runs one statement of `postgres/` with its parameters (one round trip), returning its
+/// one row's `bigint` columns.
+fn call(
+    con: &mut PostgresConnection,
+    sql: &'static str,
+    params: &[(&(dyn ToSql + Sync), Type)],
+    what: &str,
+) -> Result<Vec<u64>, Error> {
+    let client = &con.client;
+    let rows = bounded(
+        &mut con.runtime,
+        con.timeout,
+        client.query_typed(sql, params),
+    )?;
+    let reply = |message: String| Error::Reply { message };
+    let row = match &rows[..] {
+        [row] => row,
+        _ => return Err(reply(format!("{what} returned {} rows, not 1", rows.len()))),
+    };
+    (0..row.len())
+        .map(|i| {
+            let v: i64 = row
+                .try_get(i)
+                .map_err(|e| reply(format!("{what}: column {i}: {e}")))?;
+            u64::try_from(v).map_err(|_| reply(format!("{what}: column {i} is {v}")))
+        })
+        .collect()
+}
+
+impl Store for Postgres {
+    type Connection = PostgresConnection;
+
+    fn connect(&self, timeout: Duration) -> Result<PostgresConnection, Error> {
+        let mut runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(Error::Io)?;
+        let config = self.config.clone();
+        let (client, connection) =
+            bounded(&mut runtime, timeout, config.connect(tokio_postgres::NoTls))?;
+        // Driven while each call runs (`block_on`); ends when the client is dropped.
+        runtime.spawn(connection);
+        let mut con = PostgresConnection {
+            runtime,
+            client,
+            timeout,
+        };
+        let client = &con.client;
+        let schema: &(dyn ToSql + Sync) = &self.schema;
+        bounded(
+            &mut con.runtime,
+            timeout,
+            client.query_typed(CONNECT, &[(schema, Type::TEXT)]),
+        )?;
+        Ok(con)
+    }
+
+    fn set_timeout(connection: &mut PostgresConnection, timeout: Duration) -> Result<(), Error> {
+        connection.timeout = timeout;
+        Ok(())
+    }
+
+    fn acquire<C>(
+        con: &mut PostgresConnection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error> {
+        let (name, holder, layout) = (&space.name, space.holder_description(), space.layout_text());
+        let (capacity, ttl, skew) = (
+            int(space.capacity())?,
+            int(space.ttl_ms)?,
+            int(space.skew_ms)?,
+        );
+        let token = token.to_string();
+        let params: [(&(dyn ToSql + Sync), Type); 7] = [
+            (name, Type::TEXT),
+            (&capacity, Type::INT8),
+            (&ttl, Type::INT8),
+            (&skew, Type::INT8),
+            (&token, Type::TEXT),
+            (&holder, Type::TEXT),
+            (&layout, Type::TEXT),
+        ];
+        match call(con, ACQUIRE, &params, "acquire.sql")?[..] {
+            [node, not_before, until, now] => Ok(Grant {
+                node,
+                not_before,
+                until,
+                now,
+            }),
+            ref other => Err(Error::Reply {
+                message: format!("acquire.sql returned {} numbers, not 4", other.len()),
+            }),
+        }
+    }
+
+    fn renew(con: &mut PostgresConnection, ticket: &Ticket, ttl_ms: u64) -> Result<u64, Error> {
+        let (node, ttl) = (int(ticket.node)?, int(ttl_ms)?);
+        let params: [(&(dyn ToSql + Sync), Type); 4] = [
+            (&ticket.space, Type::TEXT),
+            (&node, Type::INT8),
+            (&ticket.token, Type::TEXT),
+            (&ttl, Type::INT8),
+        ];
+        match call(con, RENEW, &params, "renew.sql")?[..] {
+            [until, _now] => Ok(until),
+            ref other => Err(Error::Reply {
+                message: format!("renew.sql returned {} numbers, not 2", other.len()),
+            }),
+        }
+    }
+
+    fn release(
+        con: &mut PostgresConnection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error> {
+        let (node, issued) = (int(ticket.node)?, int(issued_ms)?);
+        let params: [(&(dyn ToSql + Sync), Type); 4] = [
+            (&ticket.space, Type::TEXT),
+            (&node, Type::INT8),
+            (&ticket.token, Type::TEXT),
+            (&issued, Type::INT8),
+        ];
+        let client = &con.client;
+        let rows = bounded(
+            &mut con.runtime,
+            con.timeout,
+            client.query_typed(RELEASE, &params),
+        )?;
+        let released: Option<i32> = rows.first().and_then(|r| r.try_get(0).ok());
+        Ok(released == Some(1))
+    }
+}

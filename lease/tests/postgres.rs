@@ -1,0 +1,442 @@
+//! Leases against a real PostgreSQL server (started by the tests in a temp dir on a free
+//! port, as an unprivileged role that may only create schemas).
+#![cfg(feature = "postgres")]
+
+mod common;
+#[path = "common/postgres.rs"]
+mod pg;
+
+use common::layout;
+use pg::Pg;
+use snowdrift::Layout;
+use snowdrift_lease::{Error, Lease, Postgres, Space, State};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const SCHEMA: &str = "Snowdrift leases";
+
+fn time_of(layout: Layout, id: u64) -> u64 {
+    layout.decode(id).expect("decode").time_ms
+}
+
+/// Takes IDs until `n` are issued or the generator refuses.
+fn take<C: snowdrift::Clock>(lease: &Lease<C>, n: usize) -> Vec<u64> {
+    (0..n)
+        .map_while(|_| lease.generator().next().ok())
+        .collect()
+}
+
+/// A server with the lease tables set up (twice: the step is idempotent).
+fn server() -> (Pg, Postgres) {
+    let pg = Pg::start();
+    let store = pg.store(SCHEMA);
+    store.setup().expect("setup");
+    store.setup().expect("setup again");
+    (pg, store)
+}
+
+/// Acquires, retrying while every id is leased, for at most `limit`.
+fn acquire_within(store: &Postgres, space: &Space, limit: Duration) -> Lease {
+    let start = Instant::now();
+    loop {
+        match Lease::acquire(store, space) {
+            Ok(lease) => return lease,
+            Err(Error::AllLeased { .. }) if start.elapsed() < limit => {
+                sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
+    let (_pg, store) = server();
+    let space = Space::new("test:many", layout(5))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let leases = common::acquire_concurrently(&store, &space, 32);
+    let err = Lease::acquire(&store, &space).unwrap_err();
+    assert!(matches!(err, Error::AllLeased { .. }), "{err}");
+    assert_eq!(err.to_string(), "all 32 node ids of 'test:many' are leased");
+    for lease in &leases {
+        let id = lease.generator().next().expect("id");
+        assert_eq!(layout(5).decode(id).expect("decode").node, lease.node());
+    }
+}
+
+#[test]
+fn expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it() {
+    let (_pg, store) = server();
+    let lay = layout(2);
+    let space = Space::new("test:reclaim", lay).ttl_ms(600).skew_ms(100);
+    let mut held: Vec<Lease> = (0..4)
+        .map(|_| Lease::acquire(&store, &space).expect("acquire"))
+        .collect();
+    let old_ids: Vec<Vec<u64>> = held.iter().map(|l| take(l, 100)).collect();
+    let (n2, n0) = (held.remove(2), held.remove(0));
+    let (node2, until2) = (n2.node(), n2.until_ms());
+    n2.abandon();
+    sleep(Duration::from_millis(300));
+    let (node0, until0) = (n0.node(), n0.until_ms());
+    n0.abandon();
+    assert!(until2 < until0, "{until2} < {until0}");
+    let first = acquire_within(&store, &space, Duration::from_secs(3));
+    assert_eq!(first.node(), node2);
+    assert!(first.not_before_ms() >= until2 - 1);
+    let id = first.generator().next().expect("id");
+    assert!(time_of(lay, id) > first.not_before_ms());
+    assert!(id > *old_ids[2].iter().max().unwrap());
+    sleep(Duration::from_millis(300));
+    let second = Lease::acquire(&store, &space).expect("acquire the other expired id");
+    assert_eq!(second.node(), node0);
+    assert!(second.not_before_ms() >= until0 - 1);
+    let id = second.generator().next().expect("id");
+    assert!(id > *old_ids[0].iter().max().unwrap());
+    assert!(matches!(
+        Lease::acquire(&store, &space),
+        Err(Error::AllLeased { .. })
+    ));
+}
+
+#[test]
+fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
+    let (_pg, store) = server();
+    let lay = layout(0);
+    let (ttl, skew) = (1_000, 100);
+    let space = Space::new("test:release", lay).ttl_ms(ttl).skew_ms(skew);
+    let first = Lease::acquire(&store, &space).expect("acquire");
+    sleep(Duration::from_millis(ttl + skew + 100));
+    let ids = take(&first, 5_000);
+    assert_eq!(ids.len(), 5_000);
+    let released_at = Instant::now();
+    first.release().expect("release");
+    let limit = Duration::from_millis(ttl / 4);
+    let next = acquire_within(&store, &space, limit);
+    assert!(released_at.elapsed() < limit);
+    assert_eq!(next.node(), 0);
+    let id = next.generator().next().expect("id");
+    assert!(id > *ids.iter().max().unwrap());
+    next.release().expect("release");
+}
+
+#[test]
+fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
+    let (pg, store) = server();
+    let lay = layout(3);
+    let (ttl, skew) = (2_000, 500);
+    let space = Space::new("test:lapse", lay)
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(500);
+    let lease = Lease::acquire(&store, &space).expect("acquire");
+    assert!(!take(&lease, 10).is_empty());
+    // SIGSTOP: the connections stay open and nothing answers (a hung server, a
+    // partition); a killed server would refuse at once, which is the easier case.
+    let paused = pg.pause();
+    let stopped = Instant::now();
+    let deadline = stopped + Duration::from_millis(ttl - skew);
+    let mut stopped_at = None;
+    while stopped.elapsed() < Duration::from_secs(4) {
+        match lease.generator().next() {
+            Ok(id) => {
+                assert!(stopped_at.is_none(), "an ID after the generator stopped");
+                assert!(time_of(lay, id) < lease.until_ms());
+            }
+            Err(e) if e.kind() == snowdrift::ErrorKind::PastFence => {
+                stopped_at.get_or_insert_with(Instant::now);
+                if stopped.elapsed() > Duration::from_millis(ttl + 200) {
+                    break;
+                }
+            }
+            Err(e) => panic!("{e}"),
+        }
+        sleep(Duration::from_micros(200));
+    }
+    let stopped_at = stopped_at.expect("the generator stopped");
+    assert!(
+        stopped_at <= deadline + Duration::from_millis(400),
+        "stopped {:?} after the deadline",
+        stopped_at - deadline
+    );
+    assert_eq!(lease.state(), State::Lapsed);
+    assert_eq!(
+        lease.check().unwrap_err().to_string(),
+        "lease of node 0 of 'test:lapse' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)"
+    );
+    // Release with the server silent fails within the TTL rather than hanging.
+    let start = Instant::now();
+    let err = lease.release().unwrap_err();
+    assert!(matches!(err, Error::Io(_)), "{err}");
+    assert!(start.elapsed() < Duration::from_millis(ttl + 1_000));
+    Pg::resume(&paused);
+}
+
+#[test]
+fn a_space_has_one_setting() {
+    let (_pg, store) = server();
+    let space = Space::new("test:config", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let _lease = Lease::acquire(&store, &space).expect("acquire");
+    let other = Space::new("test:config", layout(2))
+        .ttl_ms(2_000)
+        .skew_ms(100);
+    let err = Lease::acquire(&store, &other).unwrap_err();
+    assert!(matches!(err, Error::Config { .. }), "{err}");
+    let ours = space.layout_text();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 4 node ids of layout \"{ours}\" for 2000 ms (skew 100 ms)"
+        )
+    );
+    let other = Space::new("test:config", layout(3))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let err = Lease::acquire(&store, &other).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 8 node ids of layout \"{}\" for 1000 ms (skew 100 ms)",
+            other.layout_text()
+        )
+    );
+}
+
+#[test]
+fn a_crash_and_restart_of_the_server_keeps_the_leases() {
+    let (mut pg, store) = server();
+    let lay = layout(2);
+    let (ttl, skew) = (2_000, 200);
+    let space = Space::new("test:restart", lay)
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(300);
+    let held = Lease::acquire(&store, &space).expect("acquire");
+    let before = take(&held, 1_000);
+    let until_at_stop = held.until_ms();
+    pg.stop_immediate(); // SIGQUIT: no checkpoint, crash recovery at the next start
+    pg.spawn();
+    let start = Instant::now();
+    while held.until_ms() <= until_at_stop && start.elapsed() < Duration::from_secs(3) {
+        sleep(Duration::from_millis(20));
+    }
+    assert!(held.is_live(), "{:?}", held.check());
+    assert!(
+        held.until_ms() > until_at_stop,
+        "no renewal after the restart"
+    );
+    let after = take(&held, 1_000);
+    assert_eq!(after.len(), 1_000);
+    assert!(after.iter().min() > before.iter().max());
+    // A lease granted just after a restart is fenced after the guard: beyond any fence
+    // the server could have lost.
+    let other = Lease::acquire(&store, &space).expect("acquire after the restart");
+    assert_eq!(other.node(), 1);
+    assert!(
+        other.not_before_ms() > until_at_stop,
+        "{} > {until_at_stop}",
+        other.not_before_ms()
+    );
+}
+
+/// Reads a holder process's lines (`ready N`, `id N`) into a vector on a thread.
+fn read_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Not a test on its own: the holder process of
+/// `a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder` (run with
+/// `SNOWDRIFT_PG_HOLDER=PORT`). Leases the one id of `test:paused`, then issues bursts of
+/// IDs for 5 s, writing each as `id N`.
+#[test]
+fn holder_process() {
+    let Ok(port) = std::env::var("SNOWDRIFT_PG_HOLDER") else {
+        return;
+    };
+    let config = format!(
+        "host=127.0.0.1 port={port} user={} dbname=postgres",
+        pg::ROLE
+    )
+    .parse()
+    .expect("config");
+    let store = Postgres::new(config, SCHEMA);
+    let space = Space::new("test:paused", layout(0))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .renew_every_ms(200);
+    let lease = Lease::acquire(&store, &space).expect("acquire");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready {}", lease.node()).expect("write");
+    out.flush().expect("flush");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        for _ in 0..50 {
+            if let Ok(id) = lease.generator().next() {
+                writeln!(out, "id {id}").expect("write");
+            }
+        }
+        out.flush().expect("flush");
+        sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder() {
+    let (pg, store) = server();
+    let lay = layout(0);
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "holder_process",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SNOWDRIFT_PG_HOLDER", pg.port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("holder process");
+    let lines = read_lines(&mut child);
+    let limit = Instant::now() + Duration::from_secs(10);
+    let mut theirs = Vec::new();
+    let mut ready = false;
+    while !ready && Instant::now() < limit {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
+            // libtest's "test holder_process ... " has no newline before it.
+            ready = line.contains("ready ");
+        }
+    }
+    assert!(ready, "the holder process did not lease within 10 s");
+    sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let signal = |s: &str| {
+        let _ = Command::new("kill").args(["-s", s, &pid]).status();
+    };
+    signal("STOP");
+    let space = Space::new("test:paused", lay)
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .renew_every_ms(200);
+    let next = acquire_within(&store, &space, Duration::from_secs(3));
+    assert_eq!(next.node(), 0);
+    // The paused holder wakes while the next one issues.
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    let mut resumed = false;
+    while start.elapsed() < Duration::from_millis(1_500) {
+        if !resumed && start.elapsed() > Duration::from_millis(200) {
+            signal("CONT");
+            resumed = true;
+        }
+        ours.extend((0..50).filter_map(|_| next.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    signal("CONT");
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the holder process did not end within 10 s");
+        }
+        sleep(Duration::from_millis(20));
+    }
+    while let Ok(line) = lines.recv_timeout(Duration::from_millis(500)) {
+        if let Some(id) = line.strip_prefix("id ") {
+            theirs.push(id.parse::<u64>().expect("an id"));
+        }
+    }
+    assert!(!theirs.is_empty() && !ours.is_empty());
+    let all: HashSet<u64> = theirs.iter().chain(&ours).copied().collect();
+    assert_eq!(
+        all.len(),
+        theirs.len() + ours.len(),
+        "an ID was issued twice"
+    );
+    assert!(ours.iter().min() > theirs.iter().max());
+}
+
+#[test]
+fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
+    let (mut pg, store) = server();
+    let lay = layout(0);
+    let (ttl, skew) = (1_000, 100);
+    let space = Space::new("test:restore", lay)
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(300);
+    let old = std::sync::Arc::new(Lease::acquire(&store, &space).expect("acquire"));
+    sleep(Duration::from_millis(ttl + skew)); // past the new space's guard
+    let backup = pg.base_backup("backup");
+    // The holder issues and renews well past the fence the backup holds.
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(4) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    sleep(Duration::from_millis(1_500));
+    let fence_before = old.until_ms();
+    pg.restore(&backup);
+    // The restored records show the id's lease as ended long ago.
+    let new = acquire_within(&store, &space, Duration::from_secs(3));
+    assert_eq!(new.node(), 0);
+    assert!(
+        new.not_before_ms() >= fence_before,
+        "{} >= {fence_before}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2_000) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    let theirs = issuing.join().expect("issuing thread");
+    assert_eq!(old.state(), State::Lost, "{:?}", old.check());
+    assert!(!theirs.is_empty() && !ours.is_empty());
+    let all: HashSet<u64> = theirs.iter().chain(&ours).copied().collect();
+    assert_eq!(
+        all.len(),
+        theirs.len() + ours.len(),
+        "an ID was issued twice"
+    );
+    assert!(ours.iter().min() > theirs.iter().max());
+}
+
+#[test]
+fn invalid_options_are_refused_before_the_database_is_touched() {
+    let nowhere = Postgres::new(
+        "host=127.0.0.1 port=1 user=app".parse().expect("config"),
+        SCHEMA,
+    );
+    let bad = Space::new("test:bad", layout(2)).ttl_ms(50);
+    let err = Lease::acquire(&nowhere, &bad).unwrap_err();
+    assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=86400000");
+}
