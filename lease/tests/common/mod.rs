@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use snowdrift::Layout;
 
+pub mod scenarios;
+
 /// How long a server gets to answer PING, and a cluster to report `cluster_state:ok`.
 const START_LIMIT: Duration = Duration::from_secs(5);
 const CLUSTER_LIMIT: Duration = Duration::from_secs(15);
