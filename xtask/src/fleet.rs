@@ -76,10 +76,20 @@ pub fn test() -> Result {
     Ok(())
 }
 
-/// The lease rows of `cargo xtask bench`: Rust (lease/benches/lease.rs), then Node
-/// (tests/fleet/bench.mjs), each against a redis-server of its own.
+/// The lease rows of `cargo xtask bench`: Rust (lease/benches/lease.rs), Rust on
+/// PostgreSQL (lease/benches/postgres.rs), then Node (tests/fleet/bench.mjs), each
+/// against a server of its own.
 pub fn bench() -> Result {
     setup()?;
     cargo(&["bench", "-p", "snowdrift-lease", "--bench", "lease"])?;
+    cargo(&[
+        "bench",
+        "-p",
+        "snowdrift-lease",
+        "--features",
+        "postgres",
+        "--bench",
+        "postgres",
+    ])?;
     run_in(&fleet_dir(), "node", &["bench.mjs"], &[])
 }
