@@ -44,14 +44,14 @@
 //!
 //! # Features
 //! - `tokio`: [`Lease::acquire_async`] and [`Lease::release_async`], with the heartbeat as
-//!   a tokio task ([`AsyncConnector`]).
+//!   a tokio task, from any [`AsyncStore`] ([`AsyncConnector`] for Redis).
 //! - `cluster`: [`Connector`] (and with `tokio`, [`AsyncConnector`]) for
 //!   `redis::cluster::ClusterClient`. A space's keys share one hash tag, so each script
 //!   runs on one node.
 //! - `postgres`: `Postgres`, a [`Store`] in a PostgreSQL database (the SQL of
 //!   `postgres/`, over `tokio-postgres` on a private single-thread runtime so every call
-//!   has a timeout; no tokio runtime of yours is needed). Blocking only: the heartbeat is
-//!   a thread.
+//!   has a timeout; no tokio runtime of yours is needed). With `tokio` too, it is an
+//!   [`AsyncStore`] for [`Lease::acquire_async`], on your runtime.
 //!
 //! MSRV: Rust 1.88 (that of `redis` 1.8).
 
@@ -83,4 +83,6 @@ pub use lease::Lease;
 pub use postgres::{Postgres, PostgresConnection};
 pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
 pub use state::State;
+#[cfg(feature = "tokio")]
+pub use store::AsyncStore;
 pub use store::{Grant, Store, Ticket};

@@ -4,6 +4,8 @@
 
 use crate::error::Error;
 use crate::space::Space;
+#[cfg(feature = "tokio")]
+use crate::store::AsyncStore;
 use crate::store::{Grant, Store, Ticket};
 use std::future::Future;
 use std::time::Duration;
@@ -76,7 +78,9 @@ impl Postgres {
         let mut con = Store::connect(self, Duration::from_secs(30))?;
         let client = &con.client;
         let limit = con.timeout;
-        bounded(&mut con.runtime, limit, client.batch_execute(SETUP))
+        bounded(&mut con.runtime, limit, async {
+            client.batch_execute(SETUP).await.map_err(from_sql)
+        })
     }
 }
 
@@ -84,10 +88,10 @@ impl Postgres {
 fn bounded<T>(
     runtime: &mut tokio::runtime::Runtime,
     limit: Duration,
-    f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    f: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
     match runtime.block_on(async { tokio::time::timeout(limit, f).await }) {
-        Ok(result) => result.map_err(from_sql),
+        Ok(result) => result,
         Err(_) => Err(Error::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             format!("no reply from postgres within {} ms", limit.as_millis()),
@@ -122,18 +126,13 @@ fn int(v: u64) -> Result<i64, Error> {
 
 /// Runs one statement of `postgres/` with its parameters (one round trip), returning its
 /// one row's `bigint` columns.
-fn call(
-    con: &mut PostgresConnection,
+async fn call(
+    client: &tokio_postgres::Client,
     sql: &'static str,
     params: &[(&(dyn ToSql + Sync), Type)],
     what: &str,
 ) -> Result<Vec<u64>, Error> {
-    let client = &con.client;
-    let rows = bounded(
-        &mut con.runtime,
-        con.timeout,
-        client.query_typed(sql, params),
-    )?;
+    let rows = client.query_typed(sql, params).await.map_err(from_sql)?;
     let reply = |message: String| Error::Reply { message };
     let row = match &rows[..] {
         [row] => row,
@@ -149,6 +148,104 @@ fn call(
         .collect()
 }
 
+/// `connect.sql`: the session's tables are those of `schema`.
+async fn use_schema(client: &tokio_postgres::Client, schema: &str) -> Result<(), Error> {
+    let schema: &(dyn ToSql + Sync) = &schema;
+    client
+        .query_typed(CONNECT, &[(schema, Type::TEXT)])
+        .await
+        .map_err(from_sql)
+        .map(drop)
+}
+
+/// The arguments of `acquire.sql`, taken from the space before the call.
+struct Acquire {
+    space: String,
+    capacity: i64,
+    ttl: i64,
+    skew: i64,
+    token: String,
+    holder: String,
+    layout: String,
+}
+
+impl Acquire {
+    fn new<C>(space: &Space<C>, token: &str) -> Result<Acquire, Error> {
+        Ok(Acquire {
+            space: space.name.clone(),
+            capacity: int(space.capacity())?,
+            ttl: int(space.ttl_ms)?,
+            skew: int(space.skew_ms)?,
+            token: token.to_string(),
+            holder: space.holder_description(),
+            layout: space.layout_text(),
+        })
+    }
+
+    async fn run(self, client: &tokio_postgres::Client) -> Result<Grant, Error> {
+        let params: [(&(dyn ToSql + Sync), Type); 7] = [
+            (&self.space, Type::TEXT),
+            (&self.capacity, Type::INT8),
+            (&self.ttl, Type::INT8),
+            (&self.skew, Type::INT8),
+            (&self.token, Type::TEXT),
+            (&self.holder, Type::TEXT),
+            (&self.layout, Type::TEXT),
+        ];
+        match call(client, ACQUIRE, &params, "acquire.sql").await?[..] {
+            [node, not_before, until, now] => Ok(Grant {
+                node,
+                not_before,
+                until,
+                now,
+            }),
+            ref other => Err(Error::Reply {
+                message: format!("acquire.sql returned {} numbers, not 4", other.len()),
+            }),
+        }
+    }
+}
+
+async fn renew(
+    client: &tokio_postgres::Client,
+    ticket: &Ticket,
+    ttl_ms: u64,
+) -> Result<u64, Error> {
+    let (node, ttl) = (int(ticket.node)?, int(ttl_ms)?);
+    let params: [(&(dyn ToSql + Sync), Type); 4] = [
+        (&ticket.space, Type::TEXT),
+        (&node, Type::INT8),
+        (&ticket.token, Type::TEXT),
+        (&ttl, Type::INT8),
+    ];
+    match call(client, RENEW, &params, "renew.sql").await?[..] {
+        [until, _now] => Ok(until),
+        ref other => Err(Error::Reply {
+            message: format!("renew.sql returned {} numbers, not 2", other.len()),
+        }),
+    }
+}
+
+async fn release(
+    client: &tokio_postgres::Client,
+    ticket: &Ticket,
+    issued_ms: u64,
+) -> Result<bool, Error> {
+    let (node, issued) = (int(ticket.node)?, int(issued_ms)?);
+    let params: [(&(dyn ToSql + Sync), Type); 4] = [
+        (&ticket.space, Type::TEXT),
+        (&node, Type::INT8),
+        (&ticket.token, Type::TEXT),
+        (&issued, Type::INT8),
+    ];
+    let rows = client
+        .query_typed(RELEASE, &params)
+        .await
+        .map_err(from_sql)?;
+    let released: Option<i32> = rows.first().and_then(|r| r.try_get(0).ok());
+    Ok(released == Some(1))
+}
+
 impl Store for Postgres {
     type Connection = PostgresConnection;
 
@@ -159,23 +256,20 @@ impl Store for Postgres {
             .build()
             .map_err(Error::Io)?;
         let config = self.config.clone();
-        let (client, connection) =
-            bounded(&mut runtime, timeout, config.connect(tokio_postgres::NoTls))?;
+        let (client, connection) = bounded(&mut runtime, timeout, async {
+            config
+                .connect(tokio_postgres::NoTls)
+                .await
+                .map_err(from_sql)
+        })?;
         // Driven while each call runs (`block_on`); ends when the client is dropped.
         runtime.spawn(connection);
-        let mut con = PostgresConnection {
+        bounded(&mut runtime, timeout, use_schema(&client, &self.schema))?;
+        Ok(PostgresConnection {
             runtime,
             client,
             timeout,
-        };
-        let client = &con.client;
-        let schema: &(dyn ToSql + Sync) = &self.schema;
-        bounded(
-            &mut con.runtime,
-            timeout,
-            client.query_typed(CONNECT, &[(schema, Type::TEXT)]),
-        )?;
-        Ok(con)
+        })
     }
 
     fn set_timeout(connection: &mut PostgresConnection, timeout: Duration) -> Result<(), Error> {
@@ -188,49 +282,16 @@ impl Store for Postgres {
         space: &Space<C>,
         token: &str,
     ) -> Result<Grant, Error> {
-        let (name, holder, layout) = (&space.name, space.holder_description(), space.layout_text());
-        let (capacity, ttl, skew) = (
-            int(space.capacity())?,
-            int(space.ttl_ms)?,
-            int(space.skew_ms)?,
-        );
-        let token = token.to_string();
-        let params: [(&(dyn ToSql + Sync), Type); 7] = [
-            (name, Type::TEXT),
-            (&capacity, Type::INT8),
-            (&ttl, Type::INT8),
-            (&skew, Type::INT8),
-            (&token, Type::TEXT),
-            (&holder, Type::TEXT),
-            (&layout, Type::TEXT),
-        ];
-        match call(con, ACQUIRE, &params, "acquire.sql")?[..] {
-            [node, not_before, until, now] => Ok(Grant {
-                node,
-                not_before,
-                until,
-                now,
-            }),
-            ref other => Err(Error::Reply {
-                message: format!("acquire.sql returned {} numbers, not 4", other.len()),
-            }),
-        }
+        let call = Acquire::new(space, token)?;
+        bounded(&mut con.runtime, con.timeout, call.run(&con.client))
     }
 
     fn renew(con: &mut PostgresConnection, ticket: &Ticket, ttl_ms: u64) -> Result<u64, Error> {
-        let (node, ttl) = (int(ticket.node)?, int(ttl_ms)?);
-        let params: [(&(dyn ToSql + Sync), Type); 4] = [
-            (&ticket.space, Type::TEXT),
-            (&node, Type::INT8),
-            (&ticket.token, Type::TEXT),
-            (&ttl, Type::INT8),
-        ];
-        match call(con, RENEW, &params, "renew.sql")?[..] {
-            [until, _now] => Ok(until),
-            ref other => Err(Error::Reply {
-                message: format!("renew.sql returned {} numbers, not 2", other.len()),
-            }),
-        }
+        bounded(
+            &mut con.runtime,
+            con.timeout,
+            renew(&con.client, ticket, ttl_ms),
+        )
     }
 
     fn release(
@@ -238,20 +299,55 @@ impl Store for Postgres {
         ticket: &Ticket,
         issued_ms: u64,
     ) -> Result<bool, Error> {
-        let (node, issued) = (int(ticket.node)?, int(issued_ms)?);
-        let params: [(&(dyn ToSql + Sync), Type); 4] = [
-            (&ticket.space, Type::TEXT),
-            (&node, Type::INT8),
-            (&ticket.token, Type::TEXT),
-            (&issued, Type::INT8),
-        ];
-        let client = &con.client;
-        let rows = bounded(
+        bounded(
             &mut con.runtime,
             con.timeout,
-            client.query_typed(RELEASE, &params),
-        )?;
-        let released: Option<i32> = rows.first().and_then(|r| r.try_get(0).ok());
-        Ok(released == Some(1))
+            release(&con.client, ticket, issued_ms),
+        )
+    }
+}
+
+/// On the caller's tokio runtime (features `postgres` and `tokio`): the connection is a
+/// task of that runtime, and the lease bounds every call with a timeout.
+#[cfg(feature = "tokio")]
+impl AsyncStore for Postgres {
+    type Connection = tokio_postgres::Client;
+
+    fn connect_async(&self) -> impl Future<Output = Result<Self::Connection, Error>> + Send {
+        let (config, schema) = (self.config.clone(), self.schema.clone());
+        async move {
+            let (client, connection) = config
+                .connect(tokio_postgres::NoTls)
+                .await
+                .map_err(from_sql)?;
+            tokio::spawn(connection);
+            use_schema(&client, &schema).await?;
+            Ok(client)
+        }
+    }
+
+    fn acquire_async<C>(
+        con: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl Future<Output = Result<Grant, Error>> + Send {
+        let call = Acquire::new(space, token);
+        async move { call?.run(con).await }
+    }
+
+    fn renew_async(
+        con: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        renew(con, ticket, ttl_ms)
+    }
+
+    fn release_async(
+        con: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl Future<Output = Result<bool, Error>> + Send {
+        release(con, ticket, issued_ms)
     }
 }

@@ -106,3 +106,95 @@ impl<K: Connector> Store for K {
         Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
     }
 }
+
+/// [`Store`] for tokio (feature `tokio`): the same calls as futures on the caller's
+/// runtime. [`Lease::acquire_async`](crate::Lease::acquire_async) bounds each with a
+/// timeout. Redis (every [`AsyncConnector`](crate::AsyncConnector)) and, with the
+/// `postgres` feature too, `Postgres` implement it.
+#[cfg(feature = "tokio")]
+pub trait AsyncStore: Clone + Send + Sync + 'static {
+    /// A connection.
+    type Connection: Send + 'static;
+
+    /// Opens a connection.
+    fn connect_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send;
+
+    /// [`Store::acquire`].
+    fn acquire_async<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send;
+
+    /// [`Store::renew`].
+    fn renew_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send;
+
+    /// [`Store::release`].
+    fn release_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send;
+
+    /// The error for a call that got no reply within `limit`.
+    fn timed_out(limit: Duration) -> Error {
+        Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from the store within {} ms", limit.as_millis()),
+        ))
+    }
+}
+
+/// Redis on tokio: the Lua scripts over an [`AsyncConnector`](crate::AsyncConnector)'s
+/// connections.
+#[cfg(feature = "tokio")]
+impl<K: crate::connector::AsyncConnector> AsyncStore for K {
+    type Connection = K::Connection;
+
+    fn connect_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send {
+        let connecting = crate::connector::AsyncConnector::connect_async(self);
+        async move { Ok(connecting.await?) }
+    }
+
+    fn acquire_async<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send {
+        let call = Call::acquire(space, token);
+        async move { Grant::from_reply(call.run_async(connection).await?) }
+    }
+
+    fn renew_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
+        let call = Call::renew(ticket, ttl_ms);
+        async move { renewed_until(call.run_async(connection).await?) }
+    }
+
+    fn release_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send {
+        let call = Call::release(ticket, issued_ms);
+        async move { Ok(call.run_async::<i64>(connection).await? == 1) }
+    }
+
+    fn timed_out(limit: Duration) -> Error {
+        Error::Redis(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from redis within {} ms", limit.as_millis()),
+        )))
+    }
+}

@@ -305,3 +305,41 @@ fn invalid_options_are_refused_before_the_database_is_touched() {
     let err = Lease::acquire(&nowhere, &bad).unwrap_err();
     assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=86400000");
 }
+
+#[cfg(feature = "tokio")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acquire_async_renews_and_hands_on_like_the_blocking_lease() {
+    let (_pg, store) = tokio::task::spawn_blocking(server).await.expect("server");
+    let space = Space::new("test:async", layout(0)).ttl_ms(600).skew_ms(100);
+    let lease = Lease::acquire_async(&store, &space)
+        .await
+        .expect("acquire_async");
+    let first_until = lease.until_ms();
+    let mut ids = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1_000) {
+        ids.push(
+            lease
+                .generator()
+                .next()
+                .expect("IDs all along, across renewals"),
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(lease.is_live());
+    assert!(lease.until_ms() >= first_until + 300);
+    lease.release_async().await.expect("release_async");
+    let start = Instant::now();
+    let next = loop {
+        match Lease::acquire_async(&store, &space).await {
+            Ok(lease) => break lease,
+            Err(Error::AllLeased { .. }) if start.elapsed() < Duration::from_millis(300) => {
+                tokio::time::sleep(Duration::from_millis(5)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let id = next.generator().next().expect("id");
+    assert!(id > *ids.iter().max().unwrap());
+    next.release_async().await.expect("release_async");
+}
