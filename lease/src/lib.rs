@@ -85,4 +85,4 @@ pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
 pub use state::State;
 #[cfg(feature = "tokio")]
 pub use store::AsyncStore;
-pub use store::{Grant, Store, Ticket};
+pub use store::{Grant, Listed, Listing, Store, Ticket};

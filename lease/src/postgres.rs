@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::space::Space;
 #[cfg(feature = "tokio")]
 use crate::store::AsyncStore;
-use crate::store::{Grant, Store, Ticket};
+use crate::store::{Grant, Listed, Listing, Store, Ticket};
 use std::future::Future;
 use std::time::Duration;
 use tokio_postgres::types::{ToSql, Type};
@@ -16,6 +16,7 @@ const SETUP: &str = include_str!("../postgres/setup.sql");
 const ACQUIRE: &str = include_str!("../postgres/acquire.sql");
 const RENEW: &str = include_str!("../postgres/renew.sql");
 const RELEASE: &str = include_str!("../postgres/release.sql");
+const LIST: &str = include_str!("../postgres/list.sql");
 
 /// A PostgreSQL database holding spaces in the tables of one schema (feature
 /// `postgres`). Pass it to [`Lease::acquire`](crate::Lease::acquire) as a Redis client
@@ -246,6 +247,54 @@ async fn release(
     Ok(released == Some(1))
 }
 
+async fn list(client: &tokio_postgres::Client, space: &str) -> Result<Listing, Error> {
+    let space: &(dyn ToSql + Sync) = &space;
+    let rows = client
+        .query_typed(LIST, &[(space, Type::TEXT)])
+        .await
+        .map_err(from_sql)?;
+    let reply = |message: String| Error::Reply { message };
+    let [row] = &rows[..] else {
+        return Err(reply(format!(
+            "list.sql returned {} rows, not 1",
+            rows.len()
+        )));
+    };
+    let get = |i: usize| -> Result<Option<u64>, Error> {
+        let v: Option<i64> = row
+            .try_get(i)
+            .map_err(|e| reply(format!("list.sql: column {i}: {e}")))?;
+        Ok(v.and_then(|v| u64::try_from(v).ok()))
+    };
+    let column = |i: usize| -> Result<Vec<i64>, Error> {
+        row.try_get(i)
+            .map_err(|e| reply(format!("list.sql: column {i}: {e}")))
+    };
+    let (nodes, untils) = (column(6)?, column(7)?);
+    let holders: Vec<String> = row
+        .try_get(8)
+        .map_err(|e| reply(format!("list.sql: column 8: {e}")))?;
+    let ids = nodes
+        .iter()
+        .zip(&untils)
+        .zip(holders)
+        .map(|((&node, &until), holder)| Listed {
+            node: u64::try_from(node).unwrap_or_default(),
+            until: u64::try_from(until).unwrap_or_default(),
+            holder: Some(holder).filter(|h| !h.is_empty()),
+        })
+        .collect();
+    Ok(Listing {
+        now: get(0)?.unwrap_or_default(),
+        capacity: get(1)?,
+        ttl_ms: get(2)?,
+        skew_ms: get(3)?,
+        created: get(4)?,
+        next: get(5)?,
+        ids,
+    })
+}
+
 impl Store for Postgres {
     type Connection = PostgresConnection;
 
@@ -304,6 +353,10 @@ impl Store for Postgres {
             con.timeout,
             release(&con.client, ticket, issued_ms),
         )
+    }
+
+    fn list(con: &mut PostgresConnection, space: &str) -> Result<Listing, Error> {
+        bounded(&mut con.runtime, con.timeout, list(&con.client, space))
     }
 }
 

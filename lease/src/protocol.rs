@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::space::{Space, keys};
-use crate::store::{Grant, Ticket};
+use crate::store::{Grant, Listed, Listing, Ticket};
 use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
 
@@ -15,6 +15,8 @@ static RELEASE: LazyLock<Script> =
 const ACQUIRE_SRC: &str = include_str!("../lua/acquire.lua");
 const RENEW_SRC: &str = include_str!("../lua/renew.lua");
 const RELEASE_SRC: &str = include_str!("../lua/release.lua");
+static LIST: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("../lua/list.lua")));
+const LIST_SRC: &str = include_str!("../lua/list.lua");
 
 /// One script call: the script, its keys (the space's four) and its arguments.
 pub(crate) struct Call {
@@ -73,6 +75,16 @@ impl Call {
             source: RELEASE_SRC,
             keys: keys(&ticket.space),
             args,
+        }
+    }
+
+    /// `list.lua` for the space named `space`.
+    pub fn list(space: &str) -> Call {
+        Call {
+            script: &LIST,
+            source: LIST_SRC,
+            keys: keys(space),
+            args: vec![space.to_string()],
         }
     }
 
@@ -135,6 +147,61 @@ impl Grant {
             }),
         }
     }
+}
+
+/// A number of `list.lua`'s reply: an integer, or a string that is one, or empty (`None`).
+fn listed_number(value: &redis::Value) -> Result<Option<u64>, Error> {
+    let text = match value {
+        redis::Value::Int(v) => return Ok(u64::try_from(*v).ok()),
+        redis::Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        redis::Value::Nil => return Ok(None),
+        other => {
+            return Err(Error::Reply {
+                message: format!("list.lua returned {other:?} where a number belongs"),
+            });
+        }
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| Error::Reply {
+        message: format!("list.lua returned '{text}' where a number belongs"),
+    })
+}
+
+/// The listing from `list.lua`'s reply.
+pub(crate) fn listing(reply: Vec<redis::Value>) -> Result<Listing, Error> {
+    let short = || Error::Reply {
+        message: format!("list.lua returned {} values, not 6 + 3 per id", reply.len()),
+    };
+    if reply.len() < 6 || !(reply.len() - 6).is_multiple_of(3) {
+        return Err(short());
+    }
+    let n = |i: usize| listed_number(&reply[i]);
+    let mut ids = Vec::new();
+    for id in reply[6..].chunks(3) {
+        let holder = match &id[2] {
+            redis::Value::BulkString(b) if !b.is_empty() => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        };
+        ids.push(Listed {
+            node: listed_number(&id[0])?.ok_or_else(short)?,
+            until: listed_number(&id[1])?.ok_or_else(short)?,
+            holder,
+        });
+    }
+    Ok(Listing {
+        now: n(0)?.ok_or_else(short)?,
+        capacity: n(1)?,
+        ttl_ms: n(2)?,
+        skew_ms: n(3)?,
+        created: n(4)?,
+        next: n(5)?,
+        ids,
+    })
 }
 
 /// The new lease end from `renew.lua`'s reply.

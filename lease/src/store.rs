@@ -4,7 +4,7 @@
 
 use crate::connector::Connector;
 use crate::error::Error;
-use crate::protocol::{Call, renewed_until};
+use crate::protocol::{Call, listing, renewed_until};
 use crate::space::Space;
 use std::time::Duration;
 
@@ -32,7 +32,38 @@ pub struct Ticket {
     pub token: String,
 }
 
-/// A store of leases: the protocol's acquire, renew and release over a connection.
+/// A space as its store lists it (PROTOCOL.md: `list`), for operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The store's clock, Unix ms.
+    pub now: u64,
+    /// How many node ids the space has; `None` (as every setting) when it does not exist.
+    pub capacity: Option<u64>,
+    /// The space's TTL, ms.
+    pub ttl_ms: Option<u64>,
+    /// The space's skew allowance, ms.
+    pub skew_ms: Option<u64>,
+    /// When the space was created (or started over), Unix ms.
+    pub created: Option<u64>,
+    /// The lowest id never leased.
+    pub next: Option<u64>,
+    /// Every id ever leased, oldest fence first.
+    pub ids: Vec<Listed>,
+}
+
+/// One id of a [`Listing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The node id.
+    pub node: u64,
+    /// Its fence: the end of its newest lease (or just after a released lease's newest
+    /// ID), Unix ms.
+    pub until: u64,
+    /// The holder's description; `None` once released.
+    pub holder: Option<String>,
+}
+
+/// A store of leases: the protocol's acquire, renew, release and list over a connection.
 /// A lease connects once to acquire and hands the connection to its heartbeat, which
 /// reconnects through a clone of the store after a failure.
 ///
@@ -68,6 +99,16 @@ pub trait Store: Clone + Send + 'static {
         ticket: &Ticket,
         issued_ms: u64,
     ) -> Result<bool, Error>;
+
+    /// The space named `space`: its settings and every id ever leased (read-only).
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error>;
+
+    /// [`list`](Store::list) on a connection of its own, opened for the call (about
+    /// 5 s to connect and answer).
+    fn listing(&self, space: &str) -> Result<Listing, Error> {
+        let mut connection = self.connect(Duration::from_secs(5))?;
+        Self::list(&mut connection, space)
+    }
 }
 
 /// Redis: the Lua scripts of `lua/` over a [`Connector`]'s connections.
@@ -104,6 +145,10 @@ impl<K: Connector> Store for K {
         issued_ms: u64,
     ) -> Result<bool, Error> {
         Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
+    }
+
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
+        listing(Call::list(space).run(connection)?)
     }
 }
 

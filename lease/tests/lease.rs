@@ -79,6 +79,11 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
 }
 
 #[test]
+fn the_listing_shows_settings_ids_and_holders() {
+    scenarios::list(&Server::start().client());
+}
+
+#[test]
 fn a_space_has_one_setting() {
     scenarios::one_setting(&Server::start().client());
 }

@@ -72,6 +72,11 @@ fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
 }
 
 #[test]
+fn the_listing_shows_settings_ids_and_holders() {
+    scenarios::list(&server().1);
+}
+
+#[test]
 fn a_space_has_one_setting() {
     scenarios::one_setting(&server().1);
 }

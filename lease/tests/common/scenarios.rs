@@ -205,3 +205,34 @@ pub fn lapse<K: Store>(store: &K, cut_off: impl FnOnce()) -> Lease {
     );
     lease
 }
+
+/// The listing shows the space's settings and its ids, oldest fence first, a released
+/// one without a holder; a space that does not exist has no settings.
+pub fn list<K: Store>(client: &K) {
+    let space = Space::new("test:list", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .holder("test holder");
+    let first = Lease::acquire(client, &space).expect("acquire");
+    let second = Lease::acquire(client, &space).expect("acquire");
+    let (first_node, second_node) = (first.node(), second.node());
+    first.release().expect("release");
+    let listing = client.listing("test:list").expect("list");
+    assert_eq!(listing.capacity, Some(4));
+    assert_eq!((listing.ttl_ms, listing.skew_ms), (Some(1_000), Some(100)));
+    assert_eq!(listing.next, Some(2));
+    assert!(listing.created.is_some_and(|c| c <= listing.now));
+    let ids: Vec<(u64, Option<&str>)> = listing
+        .ids
+        .iter()
+        .map(|l| (l.node, l.holder.as_deref()))
+        .collect();
+    assert_eq!(
+        ids,
+        [(first_node, None), (second_node, Some("test holder"))]
+    );
+    assert_eq!(listing.ids[1].until, second.until_ms());
+    let none = client.listing("test:none").expect("list");
+    assert_eq!((none.capacity, none.next), (None, None));
+    assert!(none.ids.is_empty());
+}
