@@ -161,7 +161,7 @@ impl fmt::Display for Error {
             #[cfg(feature = "postgres")]
             Error::Postgres(e) => write!(f, "postgres: {e}"),
             Error::Io(e) => write!(f, "{e}"),
-            Error::Reply { message } => write!(f, "unexpected reply from redis: {message}"),
+            Error::Reply { message } => write!(f, "unexpected reply from the store: {message}"),
         }
     }
 }
