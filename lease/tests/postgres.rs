@@ -9,7 +9,7 @@ mod pg;
 use common::layout;
 use common::scenarios::{self, take};
 use pg::Pg;
-use snowdrift_lease::{Error, Lease, Postgres, Space, State};
+use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -253,16 +253,78 @@ fn a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder() {
     handed_on(&theirs, &ours);
 }
 
+/// A store whose renewals fail while its gate is shut (as if the holder's network were
+/// down), so a test decides whether the old holder or the next one reaches a restored
+/// server first.
+#[derive(Clone)]
+struct Gated(Postgres, Gate);
+
+impl Gated {
+    fn shut(&self, shut: bool) {
+        self.1.store(shut, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+type Gate = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+impl snowdrift_lease::Store for Gated {
+    type Connection = (snowdrift_lease::PostgresConnection, Gate);
+
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
+        Ok((self.0.connect(timeout)?, self.1.clone()))
+    }
+
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
+        Postgres::set_timeout(&mut connection.0, timeout)
+    }
+
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<snowdrift_lease::Grant, Error> {
+        Postgres::acquire(&mut connection.0, space, token)
+    }
+
+    fn renew(
+        connection: &mut Self::Connection,
+        ticket: &snowdrift_lease::Ticket,
+        ttl_ms: u64,
+    ) -> Result<u64, Error> {
+        if connection.1.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::Io(std::io::ErrorKind::NotConnected.into()));
+        }
+        Postgres::renew(&mut connection.0, ticket, ttl_ms)
+    }
+
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &snowdrift_lease::Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error> {
+        Postgres::release(&mut connection.0, ticket, issued_ms)
+    }
+
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
+        Postgres::list(&mut connection.0, space)
+    }
+}
+
 #[test]
 fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
     let (mut pg, store) = server();
     let lay = layout(0);
-    let (ttl, skew) = (1_000, 100);
+    // A TTL long enough for the old holder to outlive the shut gate (2.9 s), not lapse.
+    let (ttl, skew) = (3_000, 100);
     let space = Space::new("test:restore", lay)
         .ttl_ms(ttl)
         .skew_ms(skew)
         .renew_every_ms(300);
-    let old = std::sync::Arc::new(Lease::acquire(&store, &space).expect("acquire"));
+    // The old holder renews through a gate: shut across the restore, so the next holder
+    // reaches the restored server first (else the old one might renew there first, its
+    // token being in the restored row, and keep its id: safe, but not this test).
+    let gated = Gated(store.clone(), Gate::default());
+    let old = std::sync::Arc::new(Lease::acquire(&gated, &space).expect("acquire"));
     sleep(Duration::from_millis(ttl + skew)); // past the new space's guard
     let backup = pg.base_backup("backup");
     // The holder issues and renews well past the fence the backup holds.
@@ -271,18 +333,21 @@ fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
         std::thread::spawn(move || {
             let mut ids = Vec::new();
             let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(4) && old.state() == State::Live {
+            while start.elapsed() < Duration::from_secs(8) && old.state() == State::Live {
                 ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
                 sleep(Duration::from_millis(1));
             }
             ids
         })
     };
-    sleep(Duration::from_millis(1_500));
+    // Past the fence the backup holds (at most the backup's time + ttl).
+    sleep(Duration::from_millis(ttl + 200));
+    gated.shut(true);
     let fence_before = old.until_ms();
     pg.restore(&backup);
     // The restored records show the id's lease as ended long ago.
     let new = acquire_within(&store, &space, Duration::from_secs(3));
+    gated.shut(false); // the old holder's next renewal reaches the restored server
     assert_eq!(new.node(), 0);
     assert!(
         new.not_before_ms() >= fence_before,
