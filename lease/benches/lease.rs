@@ -6,40 +6,20 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/timing.rs"]
+mod timing;
 
 use std::hint::black_box;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+use timing::{median, per_call};
 
 use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
 use snowdrift_lease::{Lease, Space};
 
-/// Round trips per Redis row.
-const ROUND_TRIPS: usize = 300;
 /// IDs per timed burst: fewer than the 4,096 a millisecond allows.
 const BURST: u32 = 3000;
 const ROUNDS: usize = 201;
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    xs[xs.len() / 2]
-}
-
-/// µs per call of `f`, median of [`ROUND_TRIPS`] after a warm-up.
-fn per_call(mut f: impl FnMut()) -> f64 {
-    for _ in 0..20 {
-        f();
-    }
-    median(
-        (0..ROUND_TRIPS)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed().as_secs_f64() * 1e6
-            })
-            .collect(),
-    )
-}
 
 /// Waits for the next millisecond of the wall clock, so a burst never waits for a tick.
 fn next_ms() {

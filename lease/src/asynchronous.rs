@@ -1,51 +1,36 @@
 //! `Lease::acquire_async`: the same lease, with a tokio task as its heartbeat.
 
 use crate::beat::{Beat, Step};
-use crate::connector::AsyncConnector;
 use crate::error::Error;
 use crate::heartbeat::{AsyncReleaser, Heart};
 use crate::lease::Lease;
 use crate::pending::{Pending, USABLE_POLL};
-use crate::protocol::{Call, Grant, new_token, renewed_until};
+use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
 use crate::state::State;
+use crate::store::AsyncStore;
 use snowdrift::Clock;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::time::timeout;
 
-/// Runs `call` on `con`, bounded by `limit`.
-async fn run_bounded<T: redis::FromRedisValue, N: redis::aio::ConnectionLike + Send>(
-    call: &Call,
-    con: &mut N,
+/// Runs a call of `K`'s, bounded by `limit`.
+async fn bounded<K: AsyncStore, T>(
     limit: Duration,
+    call: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
-    match timeout(limit, call.run_async(con)).await {
+    match timeout(limit, call).await {
         Ok(result) => result,
-        Err(_) => Err(Error::Redis(redis::RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no reply from redis within {} ms", limit.as_millis()),
-        )))),
-    }
-}
-
-async fn connect_bounded<K: AsyncConnector>(
-    connector: &K,
-    limit: Duration,
-) -> Result<K::Connection, Error> {
-    match timeout(limit, connector.connect_async()).await {
-        Ok(result) => Ok(result?),
-        Err(_) => Err(Error::Redis(redis::RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("could not connect to redis within {} ms", limit.as_millis()),
-        )))),
+        Err(_) => Err(K::timed_out(limit)),
     }
 }
 
 impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
-    /// [`acquire`](Lease::acquire) for tokio (feature `tokio`): the heartbeat is a task on
-    /// the current runtime, with its own connection. Call it inside a tokio runtime.
+    /// [`acquire`](Lease::acquire) for tokio (feature `tokio`), from a Redis client or (with
+    /// the `postgres` feature too) a `Postgres`: the heartbeat is a task on the current
+    /// runtime, with its own connection. Call it inside a tokio runtime.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,27 +43,26 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
     /// lease.release_async().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_async<K: AsyncConnector>(
-        connector: &K,
-        space: &Space<C>,
-    ) -> Result<Self, Error> {
+    pub async fn acquire_async<K: AsyncStore>(store: &K, space: &Space<C>) -> Result<Self, Error> {
         space.validate()?;
         let limit = Duration::from_millis(space.ttl_ms);
-        let mut con = connect_bounded(connector, limit).await?;
+        let mut con = bounded::<K, _>(limit, store.connect_async()).await?;
         let token = new_token();
         let sent = Instant::now();
-        let reply = run_bounded(&Pending::acquire_call(space, &token), &mut con, limit).await?;
-        let mut pending = Pending::new(space.keys(), token, Grant::from_reply(reply)?, sent);
+        let grant = bounded::<K, _>(limit, K::acquire_async(&mut con, space, &token)).await?;
+        let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
             if pending.waited_too_long(space) {
-                let _ = run_bounded::<i64, _>(&pending.give_up_call(space), &mut con, limit).await;
+                let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
+                let _ = bounded::<K, _>(limit, give_up).await;
                 return Err(pending.not_usable(space));
             }
             tokio::time::sleep(USABLE_POLL).await;
             let sent = Instant::now();
-            let reply = run_bounded(&pending.renew_call(space), &mut con, limit).await;
+            let renew = K::renew_async(&mut con, &pending.ticket, space.ttl_ms);
+            let reply = bounded::<K, _>(limit, renew).await;
             if pending.renewed(reply, sent)?
-                && let Ok(fresh) = connect_bounded(connector, limit).await
+                && let Ok(fresh) = bounded::<K, _>(limit, store.connect_async()).await
             {
                 con = fresh;
             }
@@ -86,14 +70,14 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let (shared, beat) = match pending.start(space) {
             Ok(started) => started,
             Err(failed) => {
-                let (e, give_up) = *failed;
-                let _ = run_bounded::<i64, _>(&give_up, &mut con, limit).await;
+                let (e, ticket, until) = *failed;
+                let _ = bounded::<K, _>(limit, K::release_async(&mut con, &ticket, until)).await;
                 return Err(e);
             }
         };
         let task = tokio::spawn(heartbeat(
             Arc::clone(&shared),
-            connector.clone(),
+            store.clone(),
             Some(con),
             beat,
         ));
@@ -133,9 +117,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
 }
 
 /// The heartbeat task: as the thread, with every call bounded by a timeout.
-async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
+async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
-    connector: K,
+    store: K,
     mut con: Option<K::Connection>,
     mut beat: Beat,
 ) -> AsyncReleaser {
@@ -153,9 +137,10 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
                 let renewed = async {
                     let c = match &mut con {
                         Some(c) => c,
-                        None => con.insert(connect_bounded(&connector, budget).await?),
+                        None => con.insert(bounded::<K, _>(budget, store.connect_async()).await?),
                     };
-                    renewed_until(run_bounded(&shared.renew_call(), c, budget).await?)
+                    let renew = K::renew_async(c, &shared.ticket, shared.ttl_ms);
+                    bounded::<K, _>(budget, renew).await
                 };
                 let result = renewed.await;
                 if shared.after_renewal(&mut beat, sent, result) {
@@ -170,11 +155,10 @@ async fn heartbeat<K: AsyncConnector, C: Clock + Send + Sync + 'static>(
             let limit = Duration::from_millis(shared.ttl_ms);
             let mut con = match con {
                 Some(c) => c,
-                None => connect_bounded(&connector, limit).await?,
+                None => bounded::<K, _>(limit, store.connect_async()).await?,
             };
-            run_bounded::<i64, _>(&shared.release_call(issued), &mut con, limit)
-                .await
-                .map(drop)
+            let release = K::release_async(&mut con, &shared.ticket, issued);
+            bounded::<K, _>(limit, release).await.map(drop)
         })
     });
     releaser

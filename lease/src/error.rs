@@ -68,7 +68,12 @@ pub enum Error {
     Generator(snowdrift::Error),
     /// Redis failed or could not be reached.
     Redis(redis::RedisError),
-    /// A script answered with something that is not the protocol's reply.
+    /// PostgreSQL failed or could not be reached (feature `postgres`).
+    #[cfg(feature = "postgres")]
+    Postgres(tokio_postgres::Error),
+    /// A store did not answer in time, or its connection could not be set up.
+    Io(std::io::Error),
+    /// A store answered with something that is not the protocol's reply.
     Reply {
         /// What was expected.
         message: String,
@@ -91,7 +96,18 @@ impl Error {
                 | Error::Lapsed { .. }
                 | Error::NotUsable { .. }
                 | Error::Redis(_)
-        )
+                | Error::Io(_)
+        ) || self.is_postgres()
+    }
+
+    #[cfg(feature = "postgres")]
+    fn is_postgres(&self) -> bool {
+        matches!(self, Error::Postgres(_))
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    fn is_postgres(&self) -> bool {
+        false
     }
 
     /// The error for a reply from one of the scripts: the code words `LEASED`, `CONFIG`
@@ -142,7 +158,10 @@ impl fmt::Display for Error {
             }
             Error::Generator(e) => write!(f, "generator: {e}"),
             Error::Redis(e) => write!(f, "redis: {e}"),
-            Error::Reply { message } => write!(f, "unexpected reply from redis: {message}"),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => write!(f, "postgres: {e}"),
+            Error::Io(e) => write!(f, "{e}"),
+            Error::Reply { message } => write!(f, "unexpected reply from the store: {message}"),
         }
     }
 }
@@ -152,6 +171,9 @@ impl std::error::Error for Error {
         match self {
             Error::Generator(e) => Some(e),
             Error::Redis(e) => Some(e),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => Some(e),
+            Error::Io(e) => Some(e),
             _ => None,
         }
     }

@@ -2,16 +2,15 @@
 //! schedule and moves its generator's fence, then hands back what releases it.
 
 use crate::beat::{Beat, Step};
-use crate::connector::Connector;
 use crate::error::Error;
-use crate::protocol::renewed_until;
 use crate::shared::Shared;
 use crate::state::State;
+use crate::store::Store;
 use snowdrift::Clock;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Hands the id back after the heartbeat stopped: `release.lua` with the time the
+/// Hands the id back after the heartbeat stopped: the store's release with the time the
 /// generator's `stop` returns when it runs (at or after every ID it issued, calls racing
 /// the release included).
 pub(crate) type Releaser = Box<dyn FnOnce() -> Result<(), Error> + Send>;
@@ -33,7 +32,7 @@ pub(crate) enum Heart {
 
 /// The heartbeat thread: renews on schedule until the lease stops, then returns what
 /// releases it (with the connection it has, if any).
-pub(crate) fn heartbeat<K: Connector, C: Clock + Send + Sync + 'static>(
+pub(crate) fn heartbeat<K: Store, C: Clock + Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
     connector: K,
     mut con: Option<K::Connection>,
@@ -65,11 +64,11 @@ pub(crate) fn heartbeat<K: Connector, C: Clock + Send + Sync + 'static>(
             }
             None => connector.connect(timeout)?,
         };
-        shared.release_call(issued).run::<i64>(&mut con).map(drop)
+        K::release(&mut con, &shared.ticket, issued).map(drop)
     })
 }
 
-fn renew_once<K: Connector, C: Clock>(
+fn renew_once<K: Store, C: Clock>(
     connector: &K,
     con: &mut Option<K::Connection>,
     shared: &Shared<C>,
@@ -82,5 +81,5 @@ fn renew_once<K: Connector, C: Clock>(
         }
         None => con.insert(connector.connect(budget)?),
     };
-    renewed_until(shared.renew_call().run(con)?)
+    K::renew(con, &shared.ticket, shared.ttl_ms)
 }

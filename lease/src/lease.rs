@@ -1,15 +1,15 @@
 //! A held node id: the handle of a lease, with its generator fenced at the lease's end.
 
-use crate::connector::Connector;
 use crate::error::Error;
 #[cfg(feature = "tokio")]
 use crate::heartbeat::AsyncReleaser;
 use crate::heartbeat::{Heart, heartbeat};
 use crate::pending::{Pending, USABLE_POLL};
-use crate::protocol::{Grant, new_token};
+use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
 use crate::state::State;
+use crate::store::Store;
 use snowdrift::{AtomicGenerator, Clock, MonotonicClock};
 use std::fmt;
 use std::sync::Arc;
@@ -45,27 +45,30 @@ pub struct Lease<C: Clock = MonotonicClock> {
 }
 
 impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
-    /// Leases a node id of `space` (blocking): acquires it, waits until it is usable (a
-    /// new space's first leases wait about `skew` ms), builds the generator, and starts
-    /// the heartbeat thread with its own connection. Options are checked first; a bad
-    /// one sends nothing to Redis.
-    pub fn acquire<K: Connector>(connector: &K, space: &Space<C>) -> Result<Self, Error> {
+    /// Leases a node id of `space` (blocking) from `store` (a [`redis::Client`], a
+    /// Redis Cluster client, or with the `postgres` feature a
+    /// `Postgres`): acquires it, waits until it is usable (a new space's
+    /// first leases wait about `skew` ms), builds the generator, and starts the heartbeat
+    /// thread with its own connection. Options are checked first; a bad one sends
+    /// nothing to the store.
+    pub fn acquire<K: Store>(store: &K, space: &Space<C>) -> Result<Self, Error> {
         space.validate()?;
         let timeout = Duration::from_millis(space.ttl_ms);
-        let mut con = connector.connect(timeout)?;
+        let mut con = store.connect(timeout)?;
         let token = new_token();
         let sent = Instant::now();
-        let reply = Pending::acquire_call(space, &token).run(&mut con)?;
-        let mut pending = Pending::new(space.keys(), token, Grant::from_reply(reply)?, sent);
+        let grant = K::acquire(&mut con, space, &token)?;
+        let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
             if pending.waited_too_long(space) {
-                let _ = pending.give_up_call(space).run::<i64>(&mut con);
+                let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
                 return Err(pending.not_usable(space));
             }
             std::thread::sleep(USABLE_POLL);
             let sent = Instant::now();
-            if pending.renewed(pending.renew_call(space).run(&mut con), sent)?
-                && let Ok(fresh) = connector.connect(timeout)
+            let reply = K::renew(&mut con, &pending.ticket, space.ttl_ms);
+            if pending.renewed(reply, sent)?
+                && let Ok(fresh) = store.connect(timeout)
             {
                 con = fresh;
             }
@@ -73,14 +76,14 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let (shared, beat) = match pending.start(space) {
             Ok(started) => started,
             Err(failed) => {
-                let (e, give_up) = *failed;
-                let _ = give_up.run::<i64>(&mut con);
+                let (e, ticket, until) = *failed;
+                let _ = K::release(&mut con, &ticket, until);
                 return Err(e);
             }
         };
         // Keeps the fence where it is: nothing was issued.
-        let give_up = shared.release_call(shared.until.load(Ordering::SeqCst));
-        let (s, k) = (Arc::clone(&shared), connector.clone());
+        let give_up = shared.until.load(Ordering::SeqCst);
+        let (s, k) = (Arc::clone(&shared), store.clone());
         let thread = std::thread::Builder::new()
             .name(format!("snowdrift-lease-{}", shared.node))
             .spawn(move || heartbeat(s, k, Some(con), beat));
@@ -90,7 +93,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                 heart: Some(Heart::Thread(handle)),
             }),
             Err(e) => {
-                let _ = give_up.run::<i64>(&mut connector.connect(timeout)?);
+                let _ = K::release(&mut store.connect(timeout)?, &shared.ticket, give_up);
                 Err(Error::Redis(redis::RedisError::from(e)))
             }
         }

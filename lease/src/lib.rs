@@ -1,4 +1,5 @@
-//! Node ids for fleets of snowdrift ID generators, leased from Redis and fenced.
+//! Node ids for fleets of snowdrift ID generators, leased from Redis (or PostgreSQL) and
+//! fenced.
 //!
 //! Every process of a fleet takes a node id of a *space* (`ids:orders`) with a lease
 //! that a heartbeat renews. Its [`AtomicGenerator`](snowdrift::AtomicGenerator) issues
@@ -6,7 +7,8 @@
 //! lease's end (the fence), so no two live holders ever issue the same ID: not when a
 //! holder stalls or loses its network, not when host clocks disagree, not when Redis
 //! restarts without its data. The protocol, shared with the npm package, is described in
-//! `PROTOCOL.md` beside this crate and implemented by the Lua scripts in `lua/`.
+//! `PROTOCOL.md` beside this crate and implemented by the Lua scripts in `lua/` and the
+//! SQL in `postgres/`; every store runs under the same holder ([`Store`]).
 //!
 //! ```no_run
 //! use snowdrift::{Layout, Policy};
@@ -42,10 +44,14 @@
 //!
 //! # Features
 //! - `tokio`: [`Lease::acquire_async`] and [`Lease::release_async`], with the heartbeat as
-//!   a tokio task ([`AsyncConnector`]).
+//!   a tokio task, from any [`AsyncStore`] ([`AsyncConnector`] for Redis).
 //! - `cluster`: [`Connector`] (and with `tokio`, [`AsyncConnector`]) for
 //!   `redis::cluster::ClusterClient`. A space's keys share one hash tag, so each script
 //!   runs on one node.
+//! - `postgres`: `Postgres`, a [`Store`] in a PostgreSQL database (the SQL of
+//!   `postgres/`, over `tokio-postgres` on a private single-thread runtime so every call
+//!   has a timeout; no tokio runtime of yours is needed). With `tokio` too, it is an
+//!   [`AsyncStore`] for [`Lease::acquire_async`], on your runtime.
 //!
 //! MSRV: Rust 1.88 (that of `redis` 1.8).
 
@@ -60,15 +66,23 @@ mod error;
 mod heartbeat;
 mod lease;
 mod pending;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod protocol;
 mod shared;
 mod space;
 mod state;
+mod store;
 
 #[cfg(feature = "tokio")]
 pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
 pub use lease::Lease;
+#[cfg(feature = "postgres")]
+pub use postgres::{Postgres, PostgresConnection};
 pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
 pub use state::State;
+#[cfg(feature = "tokio")]
+pub use store::AsyncStore;
+pub use store::{Grant, Listed, Listing, Store, Ticket};

@@ -1,9 +1,9 @@
 //! A lease just granted, before its generator exists: waiting until it is usable.
 
 use crate::error::Error;
-use crate::protocol::{Call, Grant, renewed_until};
 use crate::shared::{Shared, Started};
 use crate::space::Space;
+use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,26 +11,28 @@ use std::time::{Duration, Instant};
 /// How often a new lease renews while it waits to become usable (PROTOCOL step 2).
 pub(crate) const USABLE_POLL: Duration = Duration::from_millis(100);
 
-/// A lease just granted by `acquire.lua`, before its generator exists.
+/// A lease just granted by the store's acquire, before its generator exists.
 pub(crate) struct Pending {
     pub grant: Grant,
-    pub keys: [String; 4],
-    pub token: String,
+    pub ticket: Ticket,
     pub started: Instant,
     /// When the newest successful call (acquire or renew) was sent.
     pub last_sent: Instant,
 }
 
-impl Pending {
-    pub fn acquire_call<C>(space: &Space<C>, token: &str) -> Call {
-        Call::acquire(space, token)
-    }
+/// Why a granted lease could not start, and what hands it back unused: the ticket and
+/// the time to release it with (its fence, which stays where it is).
+pub(crate) type Failed = Box<(Error, Ticket, u64)>;
 
-    pub fn new(keys: [String; 4], token: String, grant: Grant, sent: Instant) -> Pending {
+impl Pending {
+    pub fn new<C>(space: &Space<C>, token: String, grant: Grant, sent: Instant) -> Pending {
         Pending {
+            ticket: Ticket {
+                space: space.name.clone(),
+                node: grant.node,
+                token,
+            },
             grant,
-            keys,
-            token,
             started: sent,
             last_sent: sent,
         }
@@ -55,25 +57,11 @@ impl Pending {
         }
     }
 
-    pub fn renew_call<C>(&self, space: &Space<C>) -> Call {
-        Call::renew(
-            self.keys.clone(),
-            &space.name,
-            self.grant.node,
-            &self.token,
-            space.ttl_ms,
-        )
-    }
-
     /// Notes the result of a renewal sent at `sent` while waiting to become usable:
     /// `Ok(true)` when the connection failed (reconnect and go on), an error when the
     /// id was lost.
-    pub fn renewed(
-        &mut self,
-        reply: Result<Vec<u64>, Error>,
-        sent: Instant,
-    ) -> Result<bool, Error> {
-        match reply.and_then(renewed_until) {
+    pub fn renewed(&mut self, reply: Result<u64, Error>, sent: Instant) -> Result<bool, Error> {
+        match reply {
             Ok(until) => {
                 self.grant.until = self.grant.until.max(until);
                 self.last_sent = sent;
@@ -84,31 +72,17 @@ impl Pending {
         }
     }
 
-    /// Hands the id back unused: the fence stays where it is.
-    pub fn give_up_call<C>(&self, space: &Space<C>) -> Call {
-        Call::release(
-            self.keys.clone(),
-            &space.name,
-            self.grant.node,
-            &self.token,
-            self.grant.until,
-        )
-    }
-
     /// The lease's shared state and the heartbeat's schedule; on failure, the error and
-    /// the call that hands the id back.
-    pub fn start<C: Clock + Clone>(
-        self,
-        space: &Space<C>,
-    ) -> Result<Started<C>, Box<(Error, Call)>> {
-        let give_up = self.give_up_call(space);
+    /// what hands the id back unused.
+    pub fn start<C: Clock + Clone>(self, space: &Space<C>) -> Result<Started<C>, Failed> {
+        let (ticket, until) = (self.ticket.clone(), self.grant.until);
         let last_sent = self.last_sent;
         match self.into_shared(space) {
             Ok(shared) => {
                 let beat = shared.beat(last_sent, space.renew_every());
                 Ok((Arc::new(shared), beat))
             }
-            Err(e) => Err(Box::new((e, give_up))),
+            Err(e) => Err(Box::new((e, ticket, until))),
         }
     }
 
@@ -123,6 +97,6 @@ impl Pending {
             generator.resume_after_ms(g.not_before)?;
         }
         generator.set_fence_ms(g.until);
-        Ok(Shared::new(generator, space, self.keys, self.token, g))
+        Ok(Shared::new(generator, space, self.ticket, g))
     }
 }

@@ -1,7 +1,8 @@
 //! The protocol's scripts (`lua/`, shared with the other clients) and their calls.
 
 use crate::error::Error;
-use crate::space::Space;
+use crate::space::{Space, keys};
+use crate::store::{Grant, Listed, Listing, Ticket};
 use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
 
@@ -14,6 +15,8 @@ static RELEASE: LazyLock<Script> =
 const ACQUIRE_SRC: &str = include_str!("../lua/acquire.lua");
 const RENEW_SRC: &str = include_str!("../lua/renew.lua");
 const RELEASE_SRC: &str = include_str!("../lua/release.lua");
+static LIST: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("../lua/list.lua")));
+const LIST_SRC: &str = include_str!("../lua/list.lua");
 
 /// One script call: the script, its keys (the space's four) and its arguments.
 pub(crate) struct Call {
@@ -21,14 +24,6 @@ pub(crate) struct Call {
     source: &'static str,
     keys: [String; 4],
     args: Vec<String>,
-}
-
-/// What `acquire.lua` grants.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Grant {
-    pub node: u64,
-    pub not_before: u64,
-    pub until: u64,
 }
 
 impl Call {
@@ -46,38 +41,50 @@ impl Call {
         Call {
             script: &ACQUIRE,
             source: ACQUIRE_SRC,
-            keys: space.keys(),
+            keys: keys(&space.name),
             args,
         }
     }
 
-    pub fn renew(keys: [String; 4], space: &str, node: u64, token: &str, ttl: u64) -> Call {
+    /// `renew.lua` for the lease `ticket`.
+    pub fn renew(ticket: &Ticket, ttl: u64) -> Call {
         let args = vec![
-            space.to_string(),
-            node.to_string(),
-            token.to_string(),
+            ticket.space.clone(),
+            ticket.node.to_string(),
+            ticket.token.clone(),
             ttl.to_string(),
         ];
         Call {
             script: &RENEW,
             source: RENEW_SRC,
-            keys,
+            keys: keys(&ticket.space),
             args,
         }
     }
 
-    pub fn release(keys: [String; 4], space: &str, node: u64, token: &str, issued: u64) -> Call {
+    /// `release.lua` for the lease `ticket`, which issued up to `issued`.
+    pub fn release(ticket: &Ticket, issued: u64) -> Call {
         let args = vec![
-            space.to_string(),
-            node.to_string(),
-            token.to_string(),
+            ticket.space.clone(),
+            ticket.node.to_string(),
+            ticket.token.clone(),
             issued.to_string(),
         ];
         Call {
             script: &RELEASE,
             source: RELEASE_SRC,
-            keys,
+            keys: keys(&ticket.space),
             args,
+        }
+    }
+
+    /// `list.lua` for the space named `space`.
+    pub fn list(space: &str) -> Call {
+        Call {
+            script: &LIST,
+            source: LIST_SRC,
+            keys: keys(space),
+            args: vec![space.to_string()],
         }
     }
 
@@ -126,18 +133,75 @@ fn is_noscript(e: &redis::RedisError) -> bool {
 }
 
 impl Grant {
-    pub fn from_reply(reply: Vec<u64>) -> Result<Grant, Error> {
+    /// The grant from `acquire.lua`'s reply.
+    pub(crate) fn from_reply(reply: Vec<u64>) -> Result<Grant, Error> {
         match reply[..] {
-            [node, not_before, until, _now] => Ok(Grant {
+            [node, not_before, until, now] => Ok(Grant {
                 node,
                 not_before,
                 until,
+                now,
             }),
             _ => Err(Error::Reply {
                 message: format!("acquire.lua returned {} numbers, not 4", reply.len()),
             }),
         }
     }
+}
+
+/// A number of `list.lua`'s reply: an integer, or a string that is one, or empty (`None`).
+fn listed_number(value: &redis::Value) -> Result<Option<u64>, Error> {
+    let text = match value {
+        redis::Value::Int(v) => return Ok(u64::try_from(*v).ok()),
+        redis::Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        redis::Value::Nil => return Ok(None),
+        other => {
+            return Err(Error::Reply {
+                message: format!("list.lua returned {other:?} where a number belongs"),
+            });
+        }
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| Error::Reply {
+        message: format!("list.lua returned '{text}' where a number belongs"),
+    })
+}
+
+/// The listing from `list.lua`'s reply.
+pub(crate) fn listing(reply: Vec<redis::Value>) -> Result<Listing, Error> {
+    let short = || Error::Reply {
+        message: format!("list.lua returned {} values, not 6 + 3 per id", reply.len()),
+    };
+    if reply.len() < 6 || !(reply.len() - 6).is_multiple_of(3) {
+        return Err(short());
+    }
+    let n = |i: usize| listed_number(&reply[i]);
+    let mut ids = Vec::new();
+    for id in reply[6..].chunks(3) {
+        let holder = match &id[2] {
+            redis::Value::BulkString(b) if !b.is_empty() => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        };
+        ids.push(Listed {
+            node: listed_number(&id[0])?.ok_or_else(short)?,
+            until: listed_number(&id[1])?.ok_or_else(short)?,
+            holder,
+        });
+    }
+    Ok(Listing {
+        now: n(0)?.ok_or_else(short)?,
+        capacity: n(1)?,
+        ttl_ms: n(2)?,
+        skew_ms: n(3)?,
+        created: n(4)?,
+        next: n(5)?,
+        ids,
+    })
 }
 
 /// The new lease end from `renew.lua`'s reply.

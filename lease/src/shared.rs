@@ -3,9 +3,9 @@
 
 use crate::beat::Beat;
 use crate::error::Error;
-use crate::protocol::{Call, Grant};
 use crate::space::Space;
 use crate::state::State;
+use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,8 +20,7 @@ struct Status {
 pub(crate) struct Shared<C> {
     pub(crate) generator: AtomicGenerator<C>,
     pub(crate) space: String,
-    keys: [String; 4],
-    token: String,
+    pub(crate) ticket: Ticket,
     pub(crate) node: u64,
     pub(crate) not_before: u64,
     pub(crate) ttl_ms: u64,
@@ -33,20 +32,18 @@ pub(crate) struct Shared<C> {
 }
 
 impl<C: Clock> Shared<C> {
-    /// The state of a live lease of `space`, granted as `grant` to the holder of `token`,
+    /// The state of a live lease of `space`, granted as `grant` to the lease `ticket`,
     /// whose generator is made and fenced.
     pub(crate) fn new(
         generator: AtomicGenerator<C>,
         space: &Space<C>,
-        keys: [String; 4],
-        token: String,
+        ticket: Ticket,
         grant: &Grant,
     ) -> Self {
         Shared {
             generator,
             space: space.name.clone(),
-            keys,
-            token,
+            ticket,
             node: grant.node,
             not_before: grant.not_before,
             ttl_ms: space.ttl_ms,
@@ -143,26 +140,6 @@ impl<C: Clock> Shared<C> {
     #[cfg(feature = "tokio")]
     pub(crate) fn stop_generator(&self) -> u64 {
         self.generator.stop()
-    }
-
-    pub(crate) fn renew_call(&self) -> Call {
-        Call::renew(
-            self.keys.clone(),
-            &self.space,
-            self.node,
-            &self.token,
-            self.ttl_ms,
-        )
-    }
-
-    pub(crate) fn release_call(&self, issued: u64) -> Call {
-        Call::release(
-            self.keys.clone(),
-            &self.space,
-            self.node,
-            &self.token,
-            issued,
-        )
     }
 
     /// The heartbeat's schedule, starting from a renewal (or the acquire) sent at `sent`.

@@ -167,17 +167,6 @@ impl<C> Space<C> {
         }
     }
 
-    /// The Redis keys of the space: meta, ends, token, holder.
-    pub(crate) fn keys(&self) -> [String; 4] {
-        let n = &self.name;
-        [
-            format!("{{{n}}}:meta"),
-            format!("{{{n}}}:ends"),
-            format!("{{{n}}}:token"),
-            format!("{{{n}}}:holder"),
-        ]
-    }
-
     /// Checks every option; [`Lease::acquire`](crate::Lease::acquire) calls this before it
     /// sends anything to Redis.
     pub fn validate(&self) -> Result<(), Error>
@@ -225,6 +214,16 @@ impl<C> Space<C> {
         AtomicGenerator::new(self.clock.clone(), self.layout, 0, self.policy)?;
         Ok(())
     }
+}
+
+/// The Redis keys of the space named `n`: meta, ends, token, holder.
+pub(crate) fn keys(n: &str) -> [String; 4] {
+    [
+        format!("{{{n}}}:meta"),
+        format!("{{{n}}}:ends"),
+        format!("{{{n}}}:token"),
+        format!("{{{n}}}:holder"),
+    ]
 }
 
 /// This machine's name, as far as the standard library and the environment tell.

@@ -2,172 +2,33 @@
 
 mod common;
 
+use common::scenarios::{self, take, time_of};
 use common::{Server, layout};
-use snowdrift::{IdGenerator, Layout};
+use snowdrift::IdGenerator;
 use snowdrift_lease::{Error, Lease, Space, State};
 use std::collections::HashSet;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-fn time_of(layout: Layout, id: u64) -> u64 {
-    layout.decode(id).expect("decode").time_ms
-}
-
-/// Takes IDs until `n` are issued or the generator refuses.
-fn take<C: snowdrift::Clock>(lease: &Lease<C>, n: usize) -> Vec<u64> {
-    (0..n)
-        .map_while(|_| lease.generator().next().ok())
-        .collect()
-}
-
 #[test]
 fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
-    let server = Server::start();
-    let space = Space::new("test:many", layout(5))
-        .ttl_ms(1_000)
-        .skew_ms(100);
-    let leases = common::acquire_concurrently(&server.client(), &space, 32);
-    let err = Lease::acquire(&server.client(), &space).unwrap_err();
-    assert!(matches!(err, Error::AllLeased { .. }));
-    assert_eq!(err.to_string(), "all 32 node ids of 'test:many' are leased");
-    // Every lease issues, with its own node id in its IDs.
-    for lease in &leases {
-        let id = lease.generator().next().expect("id");
-        assert_eq!(layout(5).decode(id).expect("decode").node, lease.node());
-    }
+    scenarios::many(&Server::start().client());
 }
 
 #[test]
 fn expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it() {
-    let server = Server::start();
-    let lay = layout(2);
-    let space = Space::new("test:reclaim", lay).ttl_ms(600).skew_ms(100);
-    let client = server.client();
-    let mut held: Vec<Lease> = (0..4)
-        .map(|_| Lease::acquire(&client, &space).expect("acquire"))
-        .collect();
-    let old_ids: Vec<Vec<u64>> = held.iter().map(|l| take(l, 100)).collect();
-    // Node 2 stops first; node 0 renews at least once more, then stops too.
-    let (n2, n0) = (held.remove(2), held.remove(0));
-    let (node2, until2) = (n2.node(), n2.until_ms());
-    n2.abandon();
-    sleep(Duration::from_millis(300));
-    let (node0, until0) = (n0.node(), n0.until_ms());
-    n0.abandon();
-    assert!(until2 < until0, "{until2} < {until0}");
-    // Both expire (the other two stay live); the oldest fence goes first.
-    let start = Instant::now();
-    let first = loop {
-        match Lease::acquire(&client, &space) {
-            Ok(lease) => break lease,
-            Err(Error::AllLeased { .. }) if start.elapsed() < Duration::from_secs(3) => {
-                sleep(Duration::from_millis(20))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
-    assert_eq!(first.node(), node2);
-    assert!(
-        first.not_before_ms() >= until2 - 1,
-        "{} >= {until2} - 1",
-        first.not_before_ms()
-    );
-    let id = first.generator().next().expect("id");
-    assert!(time_of(lay, id) > first.not_before_ms());
-    assert!(id > *old_ids[2].iter().max().unwrap());
-    sleep(Duration::from_millis(300));
-    let second = Lease::acquire(&client, &space).expect("acquire the other expired id");
-    assert_eq!(second.node(), node0);
-    assert!(second.not_before_ms() >= until0 - 1);
-    let id = second.generator().next().expect("id");
-    assert!(time_of(lay, id) > second.not_before_ms());
-    assert!(id > *old_ids[0].iter().max().unwrap());
-    assert!(matches!(
-        Lease::acquire(&client, &space),
-        Err(Error::AllLeased { .. })
-    ));
+    scenarios::reclaim(&Server::start().client());
 }
 
 #[test]
 fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
-    let server = Server::start();
-    let lay = layout(0);
-    let (ttl, skew) = (1_000, 100);
-    let space = Space::new("test:release", lay).ttl_ms(ttl).skew_ms(skew);
-    let client = server.client();
-    let first = Lease::acquire(&client, &space).expect("acquire");
-    // A new space's leases start after its guard (created + ttl + skew); past it, the
-    // generator issues at the clock's time.
-    sleep(Duration::from_millis(ttl + skew + 100));
-    let ids = take(&first, 5_000);
-    assert_eq!(ids.len(), 5_000);
-    let released_at = Instant::now();
-    first.release().expect("release");
-    // The fence came down to just after the newest ID: Redis's clock passes it within
-    // a few milliseconds, far sooner than the TTL.
-    let limit = Duration::from_millis(ttl / 4);
-    let next = loop {
-        match Lease::acquire(&client, &space) {
-            Ok(lease) => break lease,
-            Err(Error::AllLeased { .. }) if released_at.elapsed() < limit => {
-                sleep(Duration::from_millis(5))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
-    assert!(released_at.elapsed() < limit);
-    assert_eq!(next.node(), 0);
-    let id = next.generator().next().expect("id");
-    assert!(id > *ids.iter().max().unwrap());
-    // Releasing twice, or dropping after release, is harmless.
-    next.release().expect("release");
+    scenarios::release_hands_on(&Server::start().client());
 }
 
 #[test]
 fn a_holder_that_cannot_renew_stops_issuing_by_ttl_minus_skew() {
     let mut server = Server::start();
-    let lay = layout(3);
-    let (ttl, skew) = (2_000, 500);
-    let space = Space::new("test:lapse", lay)
-        .ttl_ms(ttl)
-        .skew_ms(skew)
-        .renew_every_ms(500);
-    let lease = Lease::acquire(&server.client(), &space).expect("acquire");
-    assert!(!take(&lease, 10).is_empty());
-    server.kill();
-    let killed = Instant::now();
-    // The last successful renewal was sent before the kill.
-    let deadline = killed + Duration::from_millis(ttl - skew);
-    let mut stopped_at = None;
-    while killed.elapsed() < Duration::from_secs(4) {
-        match lease.generator().next() {
-            Ok(id) => {
-                assert!(stopped_at.is_none(), "an ID after the generator stopped");
-                assert!(time_of(lay, id) < lease.until_ms());
-            }
-            Err(e) if e.kind() == snowdrift::ErrorKind::PastFence => {
-                stopped_at.get_or_insert_with(Instant::now);
-                if killed.elapsed() > Duration::from_millis(ttl + 200) {
-                    break;
-                }
-            }
-            Err(e) => panic!("{e}"),
-        }
-        sleep(Duration::from_micros(200));
-    }
-    let stopped_at = stopped_at.expect("the generator stopped");
-    // By ttl - skew after the last good renewal, with up to 400 ms of slack for the
-    // heartbeat's naps and a busy machine: still before the lease's end.
-    assert!(
-        stopped_at <= deadline + Duration::from_millis(400),
-        "stopped {:?} after the deadline",
-        stopped_at - deadline
-    );
-    assert_eq!(lease.state(), State::Lapsed);
-    assert_eq!(
-        lease.check().unwrap_err().to_string(),
-        "lease of node 0 of 'test:lapse' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)"
-    );
+    let lease = scenarios::lapse(&server.client(), || server.kill());
     // Release with Redis gone reports the Redis error and does not hang.
     let start = Instant::now();
     assert!(matches!(lease.release(), Err(Error::Redis(_))));
@@ -218,47 +79,13 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
 }
 
 #[test]
+fn the_listing_shows_settings_ids_and_holders() {
+    scenarios::list(&Server::start().client());
+}
+
+#[test]
 fn a_space_has_one_setting() {
-    let server = Server::start();
-    let client = server.client();
-    let space = Space::new("test:config", layout(2))
-        .ttl_ms(1_000)
-        .skew_ms(100);
-    let _lease = Lease::acquire(&client, &space).expect("acquire");
-    let other = Space::new("test:config", layout(2))
-        .ttl_ms(2_000)
-        .skew_ms(100);
-    let err = Lease::acquire(&client, &other).unwrap_err();
-    assert!(matches!(err, Error::Config { .. }));
-    let ours = space.layout_text();
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
-             this client asked for 4 node ids of layout \"{ours}\" for 2000 ms (skew 100 ms)"
-        )
-    );
-    // The same node width with another epoch: the holders' IDs would not compare by time.
-    let epoch = layout(2).epoch_ms() - 1_000;
-    let shifted = Layout::builder()
-        .time_bits(41)
-        .node_bits(2)
-        .sequence_bits(12)
-        .epoch_ms(epoch)
-        .build()
-        .expect("layout");
-    let other = Space::new("test:config", shifted)
-        .ttl_ms(1_000)
-        .skew_ms(100);
-    let err = Lease::acquire(&client, &other).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
-             this client asked for 4 node ids of layout \"time 41 bits of 1 ms from {epoch}, node 2 bits, \
-             sequence 12 bits, node above sequence\" for 1000 ms (skew 100 ms)"
-        )
-    );
+    scenarios::one_setting(&Server::start().client());
 }
 
 #[test]

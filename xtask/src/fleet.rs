@@ -20,12 +20,15 @@ fn fleet_dir() -> PathBuf {
     root().join("tests/fleet")
 }
 
-/// redis-server and redis-cli (the cluster tests create a cluster with it), and the npm
-/// package with its dev tools (node-redis and ioredis among them).
+/// redis-server and redis-cli (the cluster tests create a cluster with it), PostgreSQL
+/// (`lease/tests/postgres.rs` runs initdb, postgres, pg_isready, psql and pg_basebackup
+/// from `pg_config --bindir`, which is not on PATH), and the npm package with its dev
+/// tools (node-redis and ioredis among them).
 fn setup() -> Result {
     ensure_apt(&[
         ("redis-server", "redis-server"),
         ("redis-tools", "redis-cli"),
+        ("postgresql", "\"$(pg_config --bindir 2>/dev/null)/initdb\""),
     ])?;
     crate::npm::build()?;
     // The fleet tests import the package and the Redis clients from tests/js.
@@ -73,10 +76,20 @@ pub fn test() -> Result {
     Ok(())
 }
 
-/// The lease rows of `cargo xtask bench`: Rust (lease/benches/lease.rs), then Node
-/// (tests/fleet/bench.mjs), each against a redis-server of its own.
+/// The lease rows of `cargo xtask bench`: Rust (lease/benches/lease.rs), Rust on
+/// PostgreSQL (lease/benches/postgres.rs), then Node (tests/fleet/bench.mjs), each
+/// against a server of its own.
 pub fn bench() -> Result {
     setup()?;
     cargo(&["bench", "-p", "snowdrift-lease", "--bench", "lease"])?;
+    cargo(&[
+        "bench",
+        "-p",
+        "snowdrift-lease",
+        "--features",
+        "postgres",
+        "--bench",
+        "postgres",
+    ])?;
     run_in(&fleet_dir(), "node", &["bench.mjs"], &[])
 }

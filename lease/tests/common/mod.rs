@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use snowdrift::Layout;
 
+pub mod scenarios;
+
 /// How long a server gets to answer PING, and a cluster to report `cluster_state:ok`.
 const START_LIMIT: Duration = Duration::from_secs(5);
 const CLUSTER_LIMIT: Duration = Duration::from_secs(15);
@@ -200,7 +202,7 @@ impl Cluster {
 
 /// `n` leases of `space` taken by `n` threads at once; asserts that they hold the ids
 /// `0..n`, each once.
-pub fn acquire_concurrently<K: snowdrift_lease::Connector + Sync>(
+pub fn acquire_concurrently<K: snowdrift_lease::Store + Sync>(
     client: &K,
     space: &snowdrift_lease::Space,
     n: u64,

@@ -1,0 +1,245 @@
+//! Where leases are kept: the protocol's calls over one store's connection. Redis (every
+//! [`Connector`]) and, with the `postgres` feature, `Postgres`
+//! implement it; [`Lease`](crate::Lease) runs the holder's state machine over any of them.
+
+use crate::connector::Connector;
+use crate::error::Error;
+use crate::protocol::{Call, listing, renewed_until};
+use crate::space::Space;
+use std::time::Duration;
+
+/// What an acquire grants (PROTOCOL.md: `acquire`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// The node id.
+    pub node: u64,
+    /// The holder issues only IDs timed after this Unix ms.
+    pub not_before: u64,
+    /// The lease's end and fence, Unix ms of the store's clock.
+    pub until: u64,
+    /// The store's clock at the grant, Unix ms.
+    pub now: u64,
+}
+
+/// What names a held lease in its store: the space, the node id and the lease's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    /// The space's name.
+    pub space: String,
+    /// The node id.
+    pub node: u64,
+    /// The token of the lease (random, one per acquire).
+    pub token: String,
+}
+
+/// A space as its store lists it (PROTOCOL.md: `list`), for operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The store's clock, Unix ms.
+    pub now: u64,
+    /// How many node ids the space has; `None` (as every setting) when it does not exist.
+    pub capacity: Option<u64>,
+    /// The space's TTL, ms.
+    pub ttl_ms: Option<u64>,
+    /// The space's skew allowance, ms.
+    pub skew_ms: Option<u64>,
+    /// When the space was created (or started over), Unix ms.
+    pub created: Option<u64>,
+    /// The lowest id never leased.
+    pub next: Option<u64>,
+    /// Every id ever leased, oldest fence first.
+    pub ids: Vec<Listed>,
+}
+
+/// One id of a [`Listing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The node id.
+    pub node: u64,
+    /// Its fence: the end of its newest lease (or just after a released lease's newest
+    /// ID), Unix ms.
+    pub until: u64,
+    /// The holder's description; `None` once released.
+    pub holder: Option<String>,
+}
+
+/// A store of leases: the protocol's acquire, renew, release and list over a connection.
+/// A lease connects once to acquire and hands the connection to its heartbeat, which
+/// reconnects through a clone of the store after a failure.
+///
+/// Errors follow the protocol: [`Error::AllLeased`], [`Error::Config`] and
+/// [`Error::Lost`] for its code words, anything else for a store that failed or could
+/// not be reached (the heartbeat retries those).
+pub trait Store: Clone + Send + 'static {
+    /// A connection.
+    type Connection: Send + 'static;
+
+    /// Opens a connection, failing after about `timeout`.
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error>;
+
+    /// Bounds every later call on `connection` by `timeout`, so a heartbeat stuck on a
+    /// silent store still lapses on time.
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error>;
+
+    /// Acquires a node id of `space` for the lease of `token`.
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error>;
+
+    /// Renews the lease for `ttl_ms`; returns its new end (never earlier than before).
+    fn renew(connection: &mut Self::Connection, ticket: &Ticket, ttl_ms: u64)
+    -> Result<u64, Error>;
+
+    /// Releases the lease, its id's fence coming down to `issued_ms + 1`; whether the
+    /// id was still this lease's.
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error>;
+
+    /// The space named `space`: its settings and every id ever leased (read-only).
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error>;
+
+    /// [`list`](Store::list) on a connection of its own, opened for the call (about
+    /// 5 s to connect and answer).
+    fn listing(&self, space: &str) -> Result<Listing, Error> {
+        let mut connection = self.connect(Duration::from_secs(5))?;
+        Self::list(&mut connection, space)
+    }
+}
+
+/// Redis: the Lua scripts of `lua/` over a [`Connector`]'s connections.
+impl<K: Connector> Store for K {
+    type Connection = K::Connection;
+
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
+        Ok(Connector::connect(self, timeout)?)
+    }
+
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
+        Ok(<K as Connector>::set_timeout(connection, timeout)?)
+    }
+
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error> {
+        Grant::from_reply(Call::acquire(space, token).run(connection)?)
+    }
+
+    fn renew(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> Result<u64, Error> {
+        renewed_until(Call::renew(ticket, ttl_ms).run(connection)?)
+    }
+
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error> {
+        Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
+    }
+
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
+        listing(Call::list(space).run(connection)?)
+    }
+}
+
+/// [`Store`] for tokio (feature `tokio`): the same calls as futures on the caller's
+/// runtime. [`Lease::acquire_async`](crate::Lease::acquire_async) bounds each with a
+/// timeout. Redis (every [`AsyncConnector`](crate::AsyncConnector)) and, with the
+/// `postgres` feature too, `Postgres` implement it.
+#[cfg(feature = "tokio")]
+pub trait AsyncStore: Clone + Send + Sync + 'static {
+    /// A connection.
+    type Connection: Send + 'static;
+
+    /// Opens a connection.
+    fn connect_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send;
+
+    /// [`Store::acquire`].
+    fn acquire_async<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send;
+
+    /// [`Store::renew`].
+    fn renew_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send;
+
+    /// [`Store::release`].
+    fn release_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send;
+
+    /// The error for a call that got no reply within `limit`.
+    fn timed_out(limit: Duration) -> Error {
+        Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from the store within {} ms", limit.as_millis()),
+        ))
+    }
+}
+
+/// Redis on tokio: the Lua scripts over an [`AsyncConnector`](crate::AsyncConnector)'s
+/// connections.
+#[cfg(feature = "tokio")]
+impl<K: crate::connector::AsyncConnector> AsyncStore for K {
+    type Connection = K::Connection;
+
+    fn connect_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send {
+        let connecting = crate::connector::AsyncConnector::connect_async(self);
+        async move { Ok(connecting.await?) }
+    }
+
+    fn acquire_async<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send {
+        let call = Call::acquire(space, token);
+        async move { Grant::from_reply(call.run_async(connection).await?) }
+    }
+
+    fn renew_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
+        let call = Call::renew(ticket, ttl_ms);
+        async move { renewed_until(call.run_async(connection).await?) }
+    }
+
+    fn release_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send {
+        let call = Call::release(ticket, issued_ms);
+        async move { Ok(call.run_async::<i64>(connection).await? == 1) }
+    }
+
+    fn timed_out(limit: Duration) -> Error {
+        Error::Redis(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from redis within {} ms", limit.as_millis()),
+        )))
+    }
+}

@@ -1,0 +1,238 @@
+//! Lease scenarios every store must pass: the Redis tests (`lease.rs`) and the
+//! PostgreSQL tests (`postgres.rs`) run the same bodies against their own servers.
+
+use super::layout;
+use snowdrift::Layout;
+use snowdrift_lease::{Error, Lease, Space, State, Store};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+pub fn time_of(layout: Layout, id: u64) -> u64 {
+    layout.decode(id).expect("decode").time_ms
+}
+
+/// Takes IDs until `n` are issued or the generator refuses.
+pub fn take<C: snowdrift::Clock>(lease: &Lease<C>, n: usize) -> Vec<u64> {
+    (0..n)
+        .map_while(|_| lease.generator().next().ok())
+        .collect()
+}
+
+/// 32 concurrent acquirers of a 5-bit space get 32 distinct ids; the 33rd is refused with the exact message.
+pub fn many<K: Sync + Store>(client: &K) {
+    let space = Space::new("test:many", layout(5))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let leases = super::acquire_concurrently(client, &space, 32);
+    let err = Lease::acquire(client, &space).unwrap_err();
+    assert!(matches!(err, Error::AllLeased { .. }));
+    assert_eq!(err.to_string(), "all 32 node ids of 'test:many' are leased");
+    // Every lease issues, with its own node id in its IDs.
+    for lease in &leases {
+        let id = lease.generator().next().expect("id");
+        assert_eq!(layout(5).decode(id).expect("decode").node, lease.node());
+    }
+}
+
+/// Ended leases are reclaimed oldest fence first, and the next holder issues after it.
+pub fn reclaim<K: Store>(client: &K) {
+    let lay = layout(2);
+    let space = Space::new("test:reclaim", lay).ttl_ms(600).skew_ms(100);
+    let mut held: Vec<Lease> = (0..4)
+        .map(|_| Lease::acquire(client, &space).expect("acquire"))
+        .collect();
+    let old_ids: Vec<Vec<u64>> = held.iter().map(|l| take(l, 100)).collect();
+    // Node 2 stops first; node 0 renews at least once more, then stops too.
+    let (n2, n0) = (held.remove(2), held.remove(0));
+    let (node2, until2) = (n2.node(), n2.until_ms());
+    n2.abandon();
+    sleep(Duration::from_millis(300));
+    let (node0, until0) = (n0.node(), n0.until_ms());
+    n0.abandon();
+    assert!(until2 < until0, "{until2} < {until0}");
+    // Both expire (the other two stay live); the oldest fence goes first.
+    let start = Instant::now();
+    let first = loop {
+        match Lease::acquire(client, &space) {
+            Ok(lease) => break lease,
+            Err(Error::AllLeased { .. }) if start.elapsed() < Duration::from_secs(3) => {
+                sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(first.node(), node2);
+    assert!(
+        first.not_before_ms() >= until2 - 1,
+        "{} >= {until2} - 1",
+        first.not_before_ms()
+    );
+    let id = first.generator().next().expect("id");
+    assert!(time_of(lay, id) > first.not_before_ms());
+    assert!(id > *old_ids[2].iter().max().unwrap());
+    sleep(Duration::from_millis(300));
+    let second = Lease::acquire(client, &space).expect("acquire the other expired id");
+    assert_eq!(second.node(), node0);
+    assert!(second.not_before_ms() >= until0 - 1);
+    let id = second.generator().next().expect("id");
+    assert!(time_of(lay, id) > second.not_before_ms());
+    assert!(id > *old_ids[0].iter().max().unwrap());
+    assert!(matches!(
+        Lease::acquire(client, &space),
+        Err(Error::AllLeased { .. })
+    ));
+}
+
+/// A release hands the id on from the newest ID issued: the next holder takes it at once and issues above.
+pub fn release_hands_on<K: Store>(client: &K) {
+    let lay = layout(0);
+    let (ttl, skew) = (1_000, 100);
+    let space = Space::new("test:release", lay).ttl_ms(ttl).skew_ms(skew);
+    let first = Lease::acquire(client, &space).expect("acquire");
+    // A new space's leases start after its guard (created + ttl + skew); past it, the
+    // generator issues at the clock's time.
+    sleep(Duration::from_millis(ttl + skew + 100));
+    let ids = take(&first, 5_000);
+    assert_eq!(ids.len(), 5_000);
+    let released_at = Instant::now();
+    first.release().expect("release");
+    // The fence came down to just after the newest ID: Redis's clock passes it within
+    // a few milliseconds, far sooner than the TTL.
+    let limit = Duration::from_millis(ttl / 4);
+    let next = loop {
+        match Lease::acquire(client, &space) {
+            Ok(lease) => break lease,
+            Err(Error::AllLeased { .. }) if released_at.elapsed() < limit => {
+                sleep(Duration::from_millis(5))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(released_at.elapsed() < limit);
+    assert_eq!(next.node(), 0);
+    let id = next.generator().next().expect("id");
+    assert!(id > *ids.iter().max().unwrap());
+    // Releasing twice, or dropping after release, is harmless.
+    next.release().expect("release");
+}
+
+/// A space leased with one TTL or layout refuses another, naming both.
+pub fn one_setting<K: Store>(client: &K) {
+    let space = Space::new("test:config", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let _lease = Lease::acquire(client, &space).expect("acquire");
+    let other = Space::new("test:config", layout(2))
+        .ttl_ms(2_000)
+        .skew_ms(100);
+    let err = Lease::acquire(client, &other).unwrap_err();
+    assert!(matches!(err, Error::Config { .. }));
+    let ours = space.layout_text();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 4 node ids of layout \"{ours}\" for 2000 ms (skew 100 ms)"
+        )
+    );
+    // The same node width with another epoch: the holders' IDs would not compare by time.
+    let epoch = layout(2).epoch_ms() - 1_000;
+    let shifted = Layout::builder()
+        .time_bits(41)
+        .node_bits(2)
+        .sequence_bits(12)
+        .epoch_ms(epoch)
+        .build()
+        .expect("layout");
+    let other = Space::new("test:config", shifted)
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let err = Lease::acquire(client, &other).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "space 'test:config' leases 4 node ids of layout \"{ours}\" for 1000 ms (skew 100 ms); \
+             this client asked for 4 node ids of layout \"time 41 bits of 1 ms from {epoch}, node 2 bits, \
+             sequence 12 bits, node above sequence\" for 1000 ms (skew 100 ms)"
+        )
+    );
+}
+
+/// A holder whose store is cut off by `cut_off` (killed, paused) stops issuing by
+/// `ttl - skew` after its last good renewal, and says it lapsed; returns the lease.
+pub fn lapse<K: Store>(store: &K, cut_off: impl FnOnce()) -> Lease {
+    let lay = layout(3);
+    let (ttl, skew) = (2_000, 500);
+    let space = Space::new("test:lapse", lay)
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(500);
+    let lease = Lease::acquire(store, &space).expect("acquire");
+    assert!(!take(&lease, 10).is_empty());
+    cut_off();
+    let cut = Instant::now();
+    // The last successful renewal was sent before the cut.
+    let deadline = cut + Duration::from_millis(ttl - skew);
+    let mut stopped_at = None;
+    while cut.elapsed() < Duration::from_secs(4) {
+        match lease.generator().next() {
+            Ok(id) => {
+                assert!(stopped_at.is_none(), "an ID after the generator stopped");
+                assert!(time_of(lay, id) < lease.until_ms());
+            }
+            Err(e) if e.kind() == snowdrift::ErrorKind::PastFence => {
+                stopped_at.get_or_insert_with(Instant::now);
+                if cut.elapsed() > Duration::from_millis(ttl + 200) {
+                    break;
+                }
+            }
+            Err(e) => panic!("{e}"),
+        }
+        sleep(Duration::from_micros(200));
+    }
+    let stopped_at = stopped_at.expect("the generator stopped");
+    // By ttl - skew after the last good renewal, with up to 400 ms of slack for the
+    // heartbeat's naps and a busy machine: still before the lease's end.
+    assert!(
+        stopped_at <= deadline + Duration::from_millis(400),
+        "stopped {:?} after the deadline",
+        stopped_at - deadline
+    );
+    assert_eq!(lease.state(), State::Lapsed);
+    assert_eq!(
+        lease.check().unwrap_err().to_string(),
+        "lease of node 0 of 'test:lapse' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)"
+    );
+    lease
+}
+
+/// The listing shows the space's settings and its ids, oldest fence first, a released
+/// one without a holder; a space that does not exist has no settings.
+pub fn list<K: Store>(client: &K) {
+    let space = Space::new("test:list", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .holder("test holder");
+    let first = Lease::acquire(client, &space).expect("acquire");
+    let second = Lease::acquire(client, &space).expect("acquire");
+    let (first_node, second_node) = (first.node(), second.node());
+    first.release().expect("release");
+    let listing = client.listing("test:list").expect("list");
+    assert_eq!(listing.capacity, Some(4));
+    assert_eq!((listing.ttl_ms, listing.skew_ms), (Some(1_000), Some(100)));
+    assert_eq!(listing.next, Some(2));
+    assert!(listing.created.is_some_and(|c| c <= listing.now));
+    let ids: Vec<(u64, Option<&str>)> = listing
+        .ids
+        .iter()
+        .map(|l| (l.node, l.holder.as_deref()))
+        .collect();
+    assert_eq!(
+        ids,
+        [(first_node, None), (second_node, Some("test holder"))]
+    );
+    assert_eq!(listing.ids[1].until, second.until_ms());
+    let none = client.listing("test:none").expect("list");
+    assert_eq!((none.capacity, none.next), (None, None));
+    assert!(none.ids.is_empty());
+}
