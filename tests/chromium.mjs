@@ -18,3 +18,25 @@ export function launchChromium(chromium) {
     timeout: 60_000,
   });
 }
+
+/**
+ * Opens `url` in a new tab of `browser` and waits up to `timeout` ms for the page to set
+ * `window.result`. Returns { result, errors }: the page's uncaught errors, and its console
+ * errors unless `log` is given, which then receives every console message instead.
+ */
+export async function pageResult(browser, url, { timeout, log } = {}) {
+  const tab = await browser.newPage();
+  const errors = [];
+  tab.on("pageerror", (e) => errors.push(String(e)));
+  tab.on("console", (m) => {
+    if (log) log(`console.${m.type()}: ${m.text()}`);
+    else if (m.type() === "error") errors.push(m.text());
+  });
+  await tab.goto(url);
+  await tab
+    .waitForFunction(() => window.result !== undefined, null, { timeout })
+    .catch(() => {
+      throw new Error(`no result from ${url}: ${errors.join("; ")}`);
+    });
+  return { result: await tab.evaluate(() => window.result), errors };
+}

@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
-import { launchChromium } from "../chromium.mjs";
+import { launchChromium, pageResult } from "../chromium.mjs";
 
 const root = new URL("./", import.meta.url);
 const pkgUrl = new URL("./node_modules/snowdrift/", root);
@@ -57,19 +57,7 @@ const { port } = server.address();
 let browser;
 try {
   browser = await launchChromium(chromium);
-  const tab = await browser.newPage();
-  const errors = [];
-  tab.on("pageerror", (e) => errors.push(String(e)));
-  tab.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
-  });
-  await tab.goto(`http://127.0.0.1:${port}/`);
-  await tab
-    .waitForFunction(() => window.result !== undefined, null, { timeout: 120_000 })
-    .catch(() => {
-      throw new Error(`no result from the page: ${errors.join("; ")}`);
-    });
-  const result = await tab.evaluate(() => window.result);
+  const { result } = await pageResult(browser, `http://127.0.0.1:${port}/`, { timeout: 120_000 });
   if (result.error) throw new Error(result.error);
   console.log(JSON.stringify(result));
 } finally {

@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { serve } from "../../xtask/serve.mjs";
-import { launchChromium } from "../chromium.mjs";
+import { launchChromium, pageResult } from "../chromium.mjs";
 
 const [runtime, block] = process.argv.slice(2);
 const testTools = createRequire(new URL("../js/package.json", import.meta.url));
@@ -119,17 +119,7 @@ async function chromium() {
   let browser;
   try {
     browser = await launchChromium(chromium);
-    const tab = await browser.newPage();
-    const errors = [];
-    tab.on("pageerror", (e) => errors.push(String(e)));
-    tab.on("console", (m) => console.log(`console.${m.type()}: ${m.text()}`));
-    await tab.goto(`${url}${page}`);
-    await tab
-      .waitForFunction(() => window.result !== undefined, null, { timeout: 45_000 })
-      .catch(() => {
-        throw new Error(`the block did not finish: ${errors.join("; ")}`);
-      });
-    const result = await tab.evaluate(() => window.result);
+    const { result, errors } = await pageResult(browser, `${url}${page}`, { timeout: 45_000, log: console.log });
     if (result !== "ok" || errors.length) {
       console.error([result === "ok" ? "" : result, ...errors].join("\n"));
       process.exitCode = 1;

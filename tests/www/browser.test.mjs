@@ -1,40 +1,30 @@
 // snowdrift/browser without the page: a plain page (plain/index.html) imports the package
 // as built and drives it through page.evaluate, in headless Chromium. Each test gets a
 // fresh browser context, so a fresh origin storage.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
   assertIncreasing,
   assertNoDuplicates,
   clockOneHourBack,
-  launch,
   max,
   min,
   openPage,
   reload,
-  startServer,
+  serverAndBrowser,
 } from "./harness.mjs";
 
-let server;
-let browser;
-let url;
-before(async () => {
-  server = await startServer();
-  url = `${server.url}plain/`;
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const started = serverAndBrowser();
+/** The plain page's address on the running server. */
+const plainUrl = () => `${started.server.url}plain/`;
 
 /** A fresh context (its own storage) with `n` plain pages. */
 async function pages(n = 1, setup) {
-  const context = await browser.newContext();
+  const context = await started.browser.newContext();
   if (setup) await setup(context);
   const list = [];
-  for (let i = 0; i < n; i++) list.push(await openPage(context, url));
+  for (let i = 0; i < n; i++) list.push(await openPage(context, plainUrl()));
   return { context, pages: list };
 }
 
@@ -442,7 +432,7 @@ const storedUntil = async (page, name, node) => {
 /** In a new tab of `context`, a worker takes `node` with its clock `offset` ms off and
  * makes `n` IDs; returns them as bigints (or throws the worker's error). */
 async function workerTakes(context, options, offset, n = 2000) {
-  const tab = await openPage(context, url);
+  const tab = await openPage(context, plainUrl());
   const out = await tab.evaluate(
     async ([o, off, k]) => {
       const { worker, ask } = await startWorker();
@@ -462,7 +452,7 @@ async function workerTakes(context, options, offset, n = 2000) {
 /** In a new tab of `context` with its clock `offset` ms off, a window takes `node`, makes
  * `n` IDs and, with `close`, closes its generator; returns the IDs as bigints. */
 async function windowTakes(context, node, offset, { n = 2000, close = false } = {}) {
-  const tab = await openPage(context, url);
+  const tab = await openPage(context, plainUrl());
   const ids = await tab.evaluate(
     async ([k, off, count, shut]) => {
       clockOffset = off;
@@ -482,9 +472,9 @@ const WINDOWS_ONLY =
 
 /** Runs `body(page)` in a fresh context's plain page; closes the context whatever happens. */
 async function withPage(body) {
-  const context = await browser.newContext();
+  const context = await started.browser.newContext();
   try {
-    const page = await openPage(context, url);
+    const page = await openPage(context, plainUrl());
     await body(page, context);
   } finally {
     await context.close();
@@ -558,7 +548,7 @@ test("IndexedDB writes failing in a tab: it goes on under localStorage, its node
     await page.close();
     assert.match(await workerTakes(context, { node: 6 }, -2500), WINDOWS_ONLY);
     const opened = await (async () => {
-      const tab = await openPage(context, url);
+      const tab = await openPage(context, plainUrl());
       const n = await tab.evaluate(() =>
         startWorker().then(async ({ worker, ask }) => {
           const o = await ask({ open: { maxNodes: 4 } });

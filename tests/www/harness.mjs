@@ -1,6 +1,7 @@
 // Shared by the www suites: a static server on 127.0.0.1 for the built page (www/dist, at
 // /), the npm package as built (wasm/pkg, at /pkg/) and the plain test page (at /plain/),
 // and headless Chromium or Firefox through playwright-core (installed in tests/js/node_modules).
+import { after, before } from "node:test";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
@@ -31,6 +32,23 @@ export async function startServer() {
       server.close(ok);
     });
   return { url, stop, sent };
+}
+
+/**
+ * The server and the browser of a test file: started before its first test, stopped after
+ * its last. Returns { server, browser }, filled in once started.
+ */
+export function serverAndBrowser() {
+  const started = {};
+  before(async () => {
+    started.server = await startServer();
+    started.browser = await launch();
+  });
+  after(async () => {
+    await started.browser?.close();
+    await started.server?.stop();
+  });
+  return started;
 }
 
 export function launch() {

@@ -1,7 +1,7 @@
 // The web page (www/dist, built by `cargo xtask www`) in headless Chromium, through its
 // data-testid hooks: generate, reload, clock set back, two tabs, decode, offline, 100,000
 // IDs, custom layouts, keyboard and labels, contrast, phone width, screenshots.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
@@ -10,24 +10,15 @@ import {
   assertIncreasing,
   assertNoDuplicates,
   clockOneHourBack,
-  launch,
   max,
   min,
   openPage,
   reload,
+  serverAndBrowser,
   startServer,
 } from "./harness.mjs";
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const started = serverAndBrowser();
 
 const T = { timeout: 120_000 };
 const DISCORD_ID = "175928847299117063";
@@ -76,10 +67,10 @@ const noErrors = (...pages) => {
  */
 function pageTest(name, body, setup) {
   test(name, T, async () => {
-    const context = await browser.newContext();
+    const context = await started.browser.newContext();
     try {
       if (setup) await setup(context);
-      const page = await openPage(context, server.url);
+      const page = await openPage(context, started.server.url);
       await body(page, context);
       noErrors(page);
     } finally {
@@ -96,21 +87,21 @@ pageTest(
   async (page) => {
     await page.evaluate(() => navigator.serviceWorker.ready);
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
-    const foreign = requests.filter((u) => !u.startsWith(server.url) && !u.startsWith("data:"));
+    const foreign = requests.filter((u) => !u.startsWith(started.server.url) && !u.startsWith("data:"));
     assert.deepEqual(foreign, []);
     // The service worker's copies of the files the page already has are revalidated (304s).
     const files = new Set(requests.map((u) => new URL(u).pathname));
     // Playwright does not report the service worker's own script request in Firefox.
     const seen = ["/", "/app.js", "/snowdrift.wasm", "/style.css", ...(ENGINE === "firefox" ? [] : ["/sw.js"])];
     assert.deepEqual([...files].sort(), seen);
-    const responses = server.sent.responses - sentBefore.responses;
-    const bytes = server.sent.bytes - sentBefore.bytes;
+    const responses = started.server.sent.responses - sentBefore.responses;
+    const bytes = started.server.sent.bytes - sentBefore.bytes;
     console.log(
       `first visit, service worker included: ${responses} responses, ${bytes} bytes sent (gzip, headers included)`,
     );
   },
   (context) => {
-    sentBefore = { ...server.sent };
+    sentBefore = { ...started.server.sent };
     context.on("request", (r) => requests.push(r.url()));
   },
 );
@@ -150,7 +141,7 @@ pageTest(
 );
 
 pageTest("two tabs generating at once: no duplicate, each on its own node id", async (first, context) => {
-  const tabs = [first, await openPage(context, server.url)];
+  const tabs = [first, await openPage(context, started.server.url)];
   const all = [];
   for (let round = 0; round < 3; round++) {
     const got = await Promise.all(tabs.map((t) => generate(t, 1000)));
@@ -347,7 +338,7 @@ pageTest(
     await page.evaluate(() => navigator.serviceWorker.ready);
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     const other = await context.newPage();
-    await other.goto(`${server.url}plain/`);
+    await other.goto(`${started.server.url}plain/`);
     assert.equal(await other.title(), "snowdrift/browser without the page");
     await other.close();
     if (ENGINE === "chromium") {
@@ -380,7 +371,7 @@ test(
   T,
   async () => {
     const own = await startServer(); // this test stops its server
-    const context = await browser.newContext();
+    const context = await started.browser.newContext();
     try {
       const page = await openPage(context, own.url);
       await page.evaluate(() => navigator.serviceWorker.ready);
@@ -434,7 +425,8 @@ pageTest(
     assert.equal(copied[99_999], end[end.length - 1]);
   },
   (context) =>
-    ENGINE === "chromium" && context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url }),
+    ENGINE === "chromium" &&
+    context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: started.server.url }),
 );
 
 pageTest("a custom layout generates and decodes; a bad one shows the core's error", async (page) => {
