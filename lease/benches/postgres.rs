@@ -93,7 +93,10 @@ fn main() {
     runtime
         .block_on(client.query_typed(
             include_str!("../postgres/connect.sql"),
-            &[(&SCHEMA as &(dyn ToSql + Sync), Type::TEXT)],
+            &[
+                (&SCHEMA as &(dyn ToSql + Sync), Type::TEXT),
+                (&false, Type::BOOL),
+            ],
         ))
         .expect("connect.sql");
     let node = i64::try_from(grant.node).expect("node");

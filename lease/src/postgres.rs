@@ -149,11 +149,12 @@ async fn call(
         .collect()
 }
 
-/// `connect.sql`: the session's tables are those of `schema`.
+/// `connect.sql`: the session's tables are those of `schema` (the connection is the
+/// store's own).
 async fn use_schema(client: &tokio_postgres::Client, schema: &str) -> Result<(), Error> {
-    let schema: &(dyn ToSql + Sync) = &schema;
+    let (schema, local): (&(dyn ToSql + Sync), &(dyn ToSql + Sync)) = (&schema, &false);
     client
-        .query_typed(CONNECT, &[(schema, Type::TEXT)])
+        .query_typed(CONNECT, &[(schema, Type::TEXT), (local, Type::BOOL)])
         .await
         .map_err(from_sql)
         .map(drop)

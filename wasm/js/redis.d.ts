@@ -1,4 +1,6 @@
-import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
+import type { Lease, LeaseOptions } from "./lease.js";
+
+export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: each client's own eval signature must fit
 /** A node-redis client or cluster (`createClient`, `createCluster`), or an ioredis one
@@ -8,52 +10,10 @@ export type RedisClient =
   | { evalsha(...args: any[]): Promise<unknown>; eval(...args: any[]): Promise<unknown> };
 // biome-ignore-end lint/suspicious/noExplicitAny: each client's own eval signature must fit
 
-export interface LeaseOptions {
-  /** The space's name (`"ids:orders"`); its Redis keys are `{<key>}:meta` and so on. */
-  key: string;
-  /** The generator's layout (default "default"); the space has 2^(node bits) node ids. */
-  layout?: Layout;
-  /** Lease length, 100 to 86,400,000 ms (default 10,000). Every client of a space uses the same. */
-  ttlMs?: number;
-  /** Allowance for clock differences and Redis failover, below `ttlMs / 2` (default 1000). */
-  skewMs?: number;
-  /** Renew this often, below `ttlMs - skewMs` (default `ttlMs / 3`). */
-  renewEveryMs?: number;
-  /** Who holds the id, shown by `snowdrift lease` (default `node pid <pid> on <host>`). */
-  holder?: string;
-  /** The generator's clock (Unix ms); for tests. */
-  clock?: () => number;
-}
-
-export type LeaseState = "live" | "lapsed" | "lost" | "released";
-
-/** A node id leased in Redis, renewed in the background until released. */
-export declare class Lease {
-  /** The node id. */
-  readonly node: number;
-  /** The ID time (Unix ms) the lease never issues at or before. */
-  readonly notBefore: number;
-  /** The fence: the lease's current end (Unix ms, Redis's clock); IDs are timed before it. */
-  readonly until: number;
-  /** "live" until the lease lapses (no renewal for `ttlMs - skewMs`), is lost (Redis gave
-   * the id to another holder or lost its data) or is released. */
-  readonly state: LeaseState;
-  /** Why the lease stopped; undefined while live. */
-  readonly error: Error | undefined;
-  /** Aborted when the lease stops, with `error` as its reason. */
-  readonly signal: AbortSignal;
-  /**
-   * The generator of the lease, fenced to it: once the lease stops, its calls throw.
-   * @throws {Error} on a second call (one generator per lease), or when the lease stopped.
-   */
-  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">): Snowdrift;
-  /** Stops the generator and hands the id on to the next holder. Idempotent. */
-  release(): Promise<void>;
-}
-
 /**
- * Leases a node id of the space `options.key`; resolves once the lease is usable. Live
- * leases are released on SIGINT, SIGTERM and `beforeExit`.
+ * Leases a node id of the space `options.key` (Redis keys `{<key>}:meta` and so on; the
+ * key must not contain `{` or `}`); resolves once the lease is usable. Live leases are
+ * released on SIGINT, SIGTERM and `beforeExit`.
  * @throws {TypeError | RangeError} bad options, before any call to Redis.
  * @throws {RangeError} every node id is leased, or the space has other settings.
  */

@@ -7,7 +7,8 @@
 //! here with the generated glue, `host.mjs`, the argument checks `check.mjs` and the
 //! shared numbers `constants.mjs` into `api.mjs` and `api.cjs`, and with the browser entry
 //! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`)
-//! and `snowdrift/redis` (`redis.cjs`) each bundled with the checks, the entry points, the
+//! and the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
+//! `holder.cjs`) each bundled with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
@@ -21,7 +22,7 @@
 //! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
 //! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
 //! except the files the build bundles or minifies ([`BUNDLED`]); the lease protocol's
-//! scripts (`lease/lua/*.lua`) go into its `lua/`. Adding a wasm export: a
+//! scripts (`lease/lua/*.lua`, `lease/postgres/*.sql`) go into its `lua/` and `postgres/`. Adding a wasm export: a
 //! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
 
 use std::fs;
@@ -38,7 +39,9 @@ const BUNDLED: &[&str] = &[
     "check.mjs",
     "index.js",
     "browser.js",
+    "holder.cjs",
     "redis.cjs",
+    "postgres.cjs",
 ];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
@@ -194,17 +197,21 @@ pub fn build() -> Result {
     // glue: its async loader (and its `import.meta`) is left out.
     // The other entries bundle what they import (the argument checks, `check.mjs`) but not
     // the entry of their runtime they reach the API through: one wasm instance per runtime.
-    // `snowdrift/browser` is minified; `snowdrift/redis`, for Node only, is not.
+    // `snowdrift/browser` is minified; the lease clients, for Node only, are not. They
+    // share one holder (`holder.cjs`: one set of live leases to release at exit).
+    const LEASE: &[&str] = &["./node.cjs", "./holder.cjs"];
     for (entry, format, file, external) in [
-        ("api.mjs", "esm", "api.mjs", None),
-        ("api.mjs", "cjs", "api.cjs", None),
-        ("index.js", "esm", "index.js", None),
-        ("browser.js", "esm", "browser.js", Some("./index.js")),
-        ("redis.cjs", "cjs", "redis.cjs", Some("./node.cjs")),
+        ("api.mjs", "esm", "api.mjs", &[][..]),
+        ("api.mjs", "cjs", "api.cjs", &[]),
+        ("index.js", "esm", "index.js", &[]),
+        ("browser.js", "esm", "browser.js", &["./index.js"]),
+        ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
+        ("redis.cjs", "cjs", "redis.cjs", LEASE),
+        ("postgres.cjs", "cjs", "postgres.cjs", LEASE),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
-        if file == "redis.cjs" {
+        if format == "cjs" && file != "api.cjs" {
             fs::copy(&bundled, pkg.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
         } else {
             minify(&bundled, format == "esm", &pkg.join(file))?;
@@ -244,9 +251,9 @@ fn write_constants(out: &Path) -> Result {
 }
 
 /// Bundles `entry` and what it imports into `out` as `format` ("esm" or "cjs"), leaving
-/// the import of `external` as it is. A CommonJS bundle is for Node (its `node:` imports
+/// the imports of `external` as they are. A CommonJS bundle is for Node (its `node:` imports
 /// stay imports).
-fn bundle(entry: &Path, format: &str, external: Option<&str>, out: &Path) -> Result {
+fn bundle(entry: &Path, format: &str, external: &[&str], out: &Path) -> Result {
     let esbuild = tool("esbuild");
     let mut args = vec![
         path_str(entry)?.to_string(),
@@ -261,7 +268,7 @@ fn bundle(entry: &Path, format: &str, external: Option<&str>, out: &Path) -> Res
     if format == "cjs" {
         args.push("--platform=node".into());
     }
-    if let Some(external) = external {
+    for external in external {
         args.push(format!("--external:{external}"));
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -339,18 +346,22 @@ pub fn path_str(p: &Path) -> Result<&str> {
         .ok_or_else(|| format!("path is not UTF-8: {}", p.display()))
 }
 
-/// The node id lease protocol's Lua scripts (`lease/lua/*.lua`, kept once in the
-/// repository) into `lua/` of the package, where `snowdrift/redis` and the command read them.
+/// The node id lease protocol's scripts, kept once in the repository: `lease/lua/*.lua`
+/// into `lua/` of the package and `lease/postgres/*.sql` into `postgres/`, where
+/// `snowdrift/redis`, `snowdrift/postgres` and the command read them.
 fn copy_lease_scripts(pkg: &Path) -> Result {
-    let (from, to) = (root().join("lease/lua"), pkg.join("lua"));
-    fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    let entries =
-        fs::read_dir(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|e| e == "lua") {
-            let dst = to.join(path.file_name().unwrap_or_default());
-            fs::copy(&path, &dst).map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+    for (dir, ext) in [("lua", "lua"), ("postgres", "sql")] {
+        let (from, to) = (root().join("lease").join(dir), pkg.join(dir));
+        fs::create_dir_all(&to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+        let entries =
+            fs::read_dir(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.extension().is_some_and(|e| e == ext) {
+                let dst = to.join(path.file_name().unwrap_or_default());
+                fs::copy(&path, &dst)
+                    .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+            }
         }
     }
     Ok(())

@@ -1,0 +1,45 @@
+import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
+
+/** The options of `leaseNode`, whatever the store. */
+export interface LeaseOptions {
+  /** The space's name (`"ids:orders"`): the ids every client of the space shares. */
+  key: string;
+  /** The generator's layout (default "default"); the space has 2^(node bits) node ids. */
+  layout?: Layout;
+  /** Lease length, 100 to 86,400,000 ms (default 10,000). Every client of a space uses the same. */
+  ttlMs?: number;
+  /** Allowance for clock differences and store failover, below `ttlMs / 2` (default 1000). */
+  skewMs?: number;
+  /** Renew this often, below `ttlMs - skewMs` (default `ttlMs / 3`). */
+  renewEveryMs?: number;
+  /** Who holds the id, shown by `snowdrift lease` (default `node pid <pid> on <host>`). */
+  holder?: string;
+  /** The generator's clock (Unix ms); for tests. */
+  clock?: () => number;
+}
+
+export type LeaseState = "live" | "lapsed" | "lost" | "released";
+
+/** A node id leased from a store, renewed in the background until released. */
+export declare class Lease {
+  /** The node id. */
+  readonly node: number;
+  /** The ID time (Unix ms) the lease never issues at or before. */
+  readonly notBefore: number;
+  /** The fence: the lease's current end (Unix ms, the store's clock); IDs are timed before it. */
+  readonly until: number;
+  /** "live" until the lease lapses (no renewal for `ttlMs - skewMs`), is lost (the store
+   * gave the id to another holder or lost its data) or is released. */
+  readonly state: LeaseState;
+  /** Why the lease stopped; undefined while live. */
+  readonly error: Error | undefined;
+  /** Aborted when the lease stops, with `error` as its reason. */
+  readonly signal: AbortSignal;
+  /**
+   * The generator of the lease, fenced to it: once the lease stops, its calls throw.
+   * @throws {Error} on a second call (one generator per lease), or when the lease stopped.
+   */
+  generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">): Snowdrift;
+  /** Stops the generator and hands the id on to the next holder. Idempotent. */
+  release(): Promise<void>;
+}

@@ -1,0 +1,164 @@
+"use strict";
+// `snowdrift/postgres`: node id leases in PostgreSQL, for fleets that run PostgreSQL and
+// not Redis. It runs the protocol's SQL (lease/postgres/*.sql, copied into the package's
+// `postgres/` by `cargo xtask npm`) as it is, through the caller's node-postgres (`pg`)
+// Pool or Client; the package does not depend on `pg`. The holder is `holder.cjs`,
+// shared with `snowdrift/redis`.
+//
+// The connection is the caller's, so its session is left as it was: each call is one
+// transaction, `BEGIN`, connect.sql for that transaction only, the call, `COMMIT`, queued
+// on one connection together so that no other query of that connection runs in between.
+// On an error the queued COMMIT ends the failed transaction as a ROLLBACK.
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
+const { Lease, lease, leaseOptions, storeError } = require("./holder.cjs");
+const { describe, wrongType, strArg, options: checkOptions } = require("./check.mjs");
+
+const DEFAULT_SCHEMA = "snowdrift";
+
+const files = new Map();
+function sql(name) {
+  let text = files.get(name);
+  if (text === undefined) {
+    text = readFileSync(join(__dirname, "postgres", `${name}.sql`), "utf8");
+    files.set(name, text);
+  }
+  return text;
+}
+
+/** A pg Pool (whose `query` may use a different connection for every statement) is told
+ * from a Client (or a client checked out of a pool) by its counters. */
+function connectionsOf(client) {
+  if (client === null || typeof client !== "object" || typeof client.query !== "function") {
+    throw wrongType("the PostgreSQL client", "a pg Pool or Client", client);
+  }
+  if (typeof client.totalCount === "number" && typeof client.connect === "function") {
+    return {
+      take: () => client.connect(),
+      // A connection that failed outside SQL is dropped from the pool.
+      give: (c, failed) => c.release(failed),
+    };
+  }
+  return { take: async () => client, give: () => {} };
+}
+
+/** A failure SQL reported (with its SQLSTATE), which leaves the connection usable. */
+const fromSql = (e) => typeof e?.code === "string" && /^[0-9A-Z]{5}$/.test(e.code);
+
+function schemaArg(schema) {
+  if (schema === undefined) return DEFAULT_SCHEMA;
+  strArg("schema", schema);
+  if (schema.length === 0 || schema.length > 63 || schema.includes("\0")) {
+    throw new RangeError(`schema ${describe(schema)} is not a PostgreSQL name (1 to 63 characters, no NUL)`);
+  }
+  return schema;
+}
+
+/** Runs the statement `name` of `postgres/` with `params` in the schema, as one
+ * transaction; resolves with its one row. */
+function caller(client, schema) {
+  const connections = connectionsOf(client);
+  return async (name, params) => {
+    const c = await connections.take();
+    let call;
+    try {
+      [, , call] = await Promise.allSettled([
+        c.query("BEGIN"),
+        c.query(sql("connect"), [schema, true]),
+        c.query(sql(name), params),
+        c.query("COMMIT"),
+      ]);
+    } catch (e) {
+      connections.give(c, e);
+      throw e;
+    }
+    connections.give(c, call.status === "rejected" && !fromSql(call.reason) ? call.reason : undefined);
+    if (call.status === "rejected") throw call.reason;
+    const rows = call.value.rows;
+    if (rows.length !== 1) throw new Error(`${name}.sql returned ${rows.length} rows, not 1`);
+    return rows[0];
+  };
+}
+
+/** The protocol's calls on PostgreSQL, as the holder takes them. */
+function postgresStore(client, schema) {
+  const run = caller(client, schema);
+  return {
+    name: "PostgreSQL",
+    async acquire(a) {
+      const r = await run("acquire", [a.space, a.capacity, a.ttl, a.skew, a.token, a.holder, a.layout]);
+      return { node: Number(r.node), notBefore: Number(r.not_before), until: Number(r.until) };
+    },
+    async renew(t, ttl) {
+      const r = await run("renew", [t.space, t.node, t.token, ttl]);
+      return Number(r.until);
+    },
+    async release(t, issued) {
+      const r = await run("release", [t.space, t.node, t.token, issued]);
+      return Number(r.released) === 1;
+    },
+  };
+}
+
+/** Leases a node id of the space `options.key` (in the tables of `options.schema`,
+ * default "snowdrift"); resolves once the lease is usable. */
+async function leaseNode(client, options) {
+  const o = leaseOptions(options, () => {}, ["schema"]);
+  const schema = schemaArg(options.schema);
+  return lease(postgresStore(client, schema), o);
+}
+
+/** Creates the schema, its tables and functions where missing, and replaces the
+ * functions (setup.sql): idempotent, and how an upgrade updates them. Needs CREATE on
+ * the database, no superuser. The connection's search_path is restored afterwards. */
+async function setup(client, options) {
+  options = checkOptions("setup", options, ["schema"]);
+  const schema = schemaArg(options.schema);
+  const connections = connectionsOf(client);
+  const c = await connections.take();
+  let failed;
+  try {
+    const { rows } = await c.query("SELECT current_setting('search_path') AS path");
+    try {
+      await c.query(sql("connect"), [schema, false]);
+      await c.query(sql("setup"));
+    } finally {
+      await c.query("SELECT set_config('search_path', $1, false)", [rows[0].path]);
+    }
+  } catch (e) {
+    if (!fromSql(e)) failed = e;
+    throw e;
+  } finally {
+    connections.give(c, failed);
+  }
+}
+
+/** The space `key` as its store lists it (list.sql), for operators: its settings (null
+ * when it does not exist) and every id ever leased, oldest fence first. */
+async function list(client, key, options) {
+  options = checkOptions("list", options, ["schema"]);
+  const space = strArg("key", key);
+  const run = caller(client, schemaArg(options.schema));
+  let r;
+  try {
+    r = await run("list", [space]);
+  } catch (e) {
+    throw storeError(e);
+  }
+  const num = (v) => (v === null ? null : Number(v));
+  return {
+    nowMs: Number(r.now),
+    capacity: num(r.capacity),
+    ttlMs: num(r.ttl),
+    skewMs: num(r.skew),
+    createdMs: num(r.created),
+    next: num(r.next),
+    leases: r.nodes.map((node, i) => ({
+      node: Number(node),
+      untilMs: Number(r.untils[i]),
+      holder: r.holders[i] === "" ? null : r.holders[i],
+    })),
+  };
+}
+
+module.exports = { leaseNode, setup, list, Lease };

@@ -1,0 +1,56 @@
+import type { Lease, LeaseOptions } from "./lease.js";
+
+export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
+
+// biome-ignore-start lint/suspicious/noExplicitAny: pg's own query signature must fit
+/** A node-postgres (`pg`) `Pool` (a connection is checked out for each call) or `Client`
+ * (a `new Client()` after `connect()`, or a client checked out of a pool). */
+export type PostgresClient = { query(...args: any[]): Promise<any> };
+// biome-ignore-end lint/suspicious/noExplicitAny: pg's own query signature must fit
+
+export interface SchemaOptions {
+  /** The schema of the lease tables, 1 to 63 characters (default "snowdrift"). */
+  schema?: string;
+}
+
+export interface PostgresLeaseOptions extends LeaseOptions, SchemaOptions {}
+
+/**
+ * Leases a node id of the space `options.key`; resolves once the lease is usable. Live
+ * leases are released on SIGINT, SIGTERM and `beforeExit`. Each call is one transaction
+ * on one connection; the connection's session settings are left as they were.
+ * @throws {TypeError | RangeError} bad options, before any call to PostgreSQL.
+ * @throws {RangeError} every node id is leased, or the space has other settings.
+ */
+export declare function leaseNode(client: PostgresClient, options: PostgresLeaseOptions): Promise<Lease>;
+
+/**
+ * Creates the schema, the lease tables and functions where missing, and replaces the
+ * functions: idempotent (run it at deploy or start; concurrent runs wait for each other).
+ * Needs CREATE on the database, not a superuser.
+ */
+export declare function setup(client: PostgresClient, options?: SchemaOptions): Promise<void>;
+
+/** One id of a space, as `list` gives it. */
+export interface ListedLease {
+  node: number;
+  /** The id's fence: the end of its newest lease, Unix ms of the database's clock. */
+  untilMs: number;
+  /** The holder's description; null once released. */
+  holder: string | null;
+}
+
+/** A space's settings (null when it does not exist) and every id ever leased, oldest fence first. */
+export interface Listing {
+  nowMs: number;
+  capacity: number | null;
+  ttlMs: number | null;
+  skewMs: number | null;
+  createdMs: number | null;
+  /** The lowest id never leased. */
+  next: number | null;
+  leases: ListedLease[];
+}
+
+/** The space `key` as the database lists it, for operators (read-only). */
+export declare function list(client: PostgresClient, key: string, options?: SchemaOptions): Promise<Listing>;
