@@ -33,12 +33,13 @@ export async function until(what, f, ms) {
   }
 }
 
-/** A lease of `opts` as soon as one of its ids is free (at most `ms`). */
-export const leaseWhenFree = (client, opts, ms) =>
+/** A lease of `opts` as soon as one of its ids is free (at most `ms`), by `lease`
+ * (`snowdrift/redis`'s `leaseNode` unless given). */
+export const leaseWhenFree = (client, opts, ms, lease = leaseNode) =>
   until(
     `a free id of '${opts.key}'`,
     () =>
-      leaseNode(client, opts).catch((e) => {
+      lease(client, opts).catch((e) => {
         if (/are leased/.test(e.message)) return undefined;
         throw e;
       }),

@@ -1,6 +1,7 @@
-// `snowdrift/redis` against real redis-server processes, with node-redis and ioredis:
-// distinct node ids, reclaiming, handing on, lapsing, data loss, option errors, a
-// cluster, process exit and signals, and the `snowdrift lease` command.
+// `snowdrift/redis` and `snowdrift/postgres` against real redis-server and PostgreSQL
+// processes, with node-redis, ioredis, pg pools and pg clients: distinct node ids,
+// reclaiming, handing on, lapsing, settings conflicts (every store); data loss, option
+// errors, a cluster, process exit and signals, and the `snowdrift lease` command (Redis).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -11,6 +12,7 @@ import { decode } from "snowdrift";
 import { startServer, startCluster, freePort, sleep } from "./redis-server.mjs";
 import { KINDS, connect, connectCluster } from "./clients.mjs";
 import { leaseWhenFree, until, withClient as withClientAt } from "./holders.mjs";
+import { STORE_KINDS, connectTo, fencesOf, leaseFor, startStore, withStore } from "./stores.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = join(here, "../../wasm/pkg/bin/snowdrift.cjs");
@@ -20,20 +22,25 @@ const space = (what) => `test:${what}:${process.pid}:${++spaces}`;
 const timeOf = (id, l) => decode(id, l).timeMs;
 
 let server;
+let postgres;
 before(async () => {
   server = await startServer();
+  postgres = await startStore("pg-pool");
 });
 after(async () => {
   await server?.stop();
+  await postgres?.stop();
 });
+/** This file's server for the kind's store. */
+const serverOf = (kind) => (kind.startsWith("pg-") ? postgres : server);
 
 /** Runs `f(client)` with a fresh client of `kind` (on this file's server unless `port`). */
 const withClient = (kind, f, port = server.port) => withClientAt(kind, port, f);
 
 /** Makes the space `opts.key` and waits out a new space's guard (its first leases are
  * fenced after `ttlMs + skewMs`), so that the next lease issues at the clock's time. */
-async function warm(opts) {
-  await withClient("redis", async (client) => (await leaseNode(client, opts)).release());
+async function warm(opts, kind = "redis") {
+  await withStore(kind, serverOf(kind), async (client) => (await leaseFor(kind)(client, opts)).release());
   await sleep(opts.ttlMs + opts.skewMs + 50);
 }
 
@@ -56,7 +63,9 @@ function child(args, { onLine, timeoutMs = 15000 } = {}) {
   );
 }
 
-for (const kind of KINDS) {
+for (const kind of STORE_KINDS) {
+  const leaseNode = leaseFor(kind);
+  const withClient = (_, f) => withStore(kind, serverOf(kind), f);
   test(`${kind}: 32 concurrent acquirers of a 5-bit space get 32 distinct ids; the 33rd is refused`, () =>
     withClient(kind, async (client) => {
       const key = space("full");
@@ -81,7 +90,7 @@ for (const kind of KINDS) {
     const l = layout(2);
     const opts = { key, layout: l, ttlMs: 400, skewMs: 50, renewEveryMs: 100 };
     // Four leases whose client goes away: they are never released, so they expire.
-    const gone = await connect(kind, server.port);
+    const gone = await connectTo(kind, serverOf(kind));
     const old = [];
     for (let i = 0; i < 4; i++) {
       old.push(await leaseNode(gone.client, opts));
@@ -89,9 +98,7 @@ for (const kind of KINDS) {
     }
     gone.close();
     await until("old leases lapse", () => old.every((x) => x.state === "lapsed"), 2000);
-    const ends = (await server.cli("ZRANGE", `{${key}}:ends`, "0", "-1", "WITHSCORES")).split("\n");
-    const fences = [];
-    for (let i = 0; i < ends.length; i += 2) fences.push({ node: Number(ends[i]), fence: Number(ends[i + 1]) });
+    const fences = await fencesOf(kind, serverOf(kind), key);
     assert.equal(fences.length, 4);
     await sleep(Math.max(0, Math.max(...fences.map((f) => f.fence)) - Date.now()) + 50);
     await withClient(kind, async (client) => {
@@ -114,7 +121,7 @@ for (const kind of KINDS) {
       const key = space("handoff");
       const l = layout(0); // one node id
       const opts = { key, layout: l, ttlMs: 1000, skewMs: 100 };
-      await warm(opts);
+      await warm(opts, kind);
       const a = await leaseNode(client, opts);
       const genA = a.generator({ onClockBackwards: "borrow" });
       let last;
@@ -122,7 +129,7 @@ for (const kind of KINDS) {
       await a.release();
       assert.throws(() => genA.next(), /fence/);
       const t0 = performance.now();
-      const b = await leaseWhenFree(client, opts, 500);
+      const b = await leaseWhenFree(client, opts, 500, leaseNode);
       assert.ok(performance.now() - t0 < 500, "no waiting for the TTL");
       assert.equal(b.node, a.node);
       assert.ok(b.notBefore >= timeOf(last, l), `notBefore ${b.notBefore} covers the last ID at ${timeOf(last, l)}`);
@@ -132,8 +139,8 @@ for (const kind of KINDS) {
     }));
 
   test(`${kind}: renewals keep a lease; when they fail it lapses by ttl - skew and its generator stops`, async () => {
-    const own = await startServer();
-    const { client, close } = await connect(kind, own.port);
+    const own = await startStore(kind);
+    const { client, close } = await connectTo(kind, own);
     try {
       const opts = { key: space("lapse"), layout: layout(3), ttlMs: 2000, skewMs: 500, renewEveryMs: 500 };
       const lease = await leaseNode(client, opts);
@@ -171,14 +178,16 @@ for (const kind of KINDS) {
       assert.equal(lease.signal.reason, lease.error);
       await sleep(100);
       assert.throws(() => gen.next(), /fence/);
-      await lease.release().catch(() => {}); // Redis is down: the release cannot reach it
+      await lease.release().catch(() => {}); // the store is down: the release cannot reach it
       assert.throws(() => gen.next(), /fence/);
     } finally {
-      close();
+      await close();
       await own.stop();
     }
   });
+}
 
+for (const kind of KINDS) {
   test(`${kind}: after Redis loses its data the old holder is lost and a new lease is fenced after it`, async () => {
     const own = await startServer();
     const { client, close } = await connect(kind, own.port);
@@ -267,9 +276,10 @@ test("option errors name the value and the allowed range, before any call to Red
   assert.equal(calls, 0);
 });
 
-for (const kind of KINDS) {
+for (const kind of STORE_KINDS) {
+  const leaseNode = leaseFor(kind);
   test(`${kind}: a space leased with other settings is refused; one generator per lease`, () =>
-    withClient(kind, async (client) => {
+    withStore(kind, serverOf(kind), async (client) => {
       const key = space("config");
       const lease = await leaseNode(client, { key, layout: layout(5), ttlMs: 1000, skewMs: 100 });
       await assert.rejects(leaseNode(client, { key, layout: layout(4), ttlMs: 2000, skewMs: 100 }), {
