@@ -5,14 +5,18 @@
 //! ```text
 //! fleet_worker --redis 127.0.0.1:PORT --space NAME --node-bits 3 --ttl-ms 1000 \
 //!     --skew-ms 200 --seconds 20 --out FILE [--clock-steps] [--cluster]
+//! fleet_worker --postgres postgres://USER@127.0.0.1:PORT/DB --space NAME ...
 //! ```
+//!
+//! `--postgres` (built with the `postgres` feature) leases from the tables of the schema
+//! "snowdrift", which must be set up.
 //!
 //! IDs are appended to FILE as decimal lines, one `write` per burst, so a killed worker
 //! leaves whole lines only. SIGTERM, or the end of `--seconds`, releases the lease and
 //! exits 0; a one-line summary goes to stderr.
 
 use snowdrift::{Clock, Layout, Policy};
-use snowdrift_lease::{Connector, Error, Lease, Space};
+use snowdrift_lease::{Connector, Error, Lease, Space, Store};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::process::exit;
@@ -26,6 +30,7 @@ const MAX_BURST: u64 = 256;
 
 struct Args {
     redis: String,
+    postgres: String,
     space: String,
     node_bits: u32,
     ttl_ms: u64,
@@ -39,7 +44,7 @@ struct Args {
 fn usage(problem: &str) -> ! {
     eprintln!("fleet_worker: {problem}");
     eprintln!(
-        "usage: fleet_worker --redis HOST:PORT --space NAME --node-bits N --ttl-ms MS \
+        "usage: fleet_worker --redis HOST:PORT|--postgres URL --space NAME --node-bits N --ttl-ms MS \
          --skew-ms MS --seconds S --out FILE [--clock-steps] [--cluster]"
     );
     exit(2)
@@ -48,6 +53,7 @@ fn usage(problem: &str) -> ! {
 fn parse_args() -> Args {
     let mut args = Args {
         redis: String::new(),
+        postgres: String::new(),
         space: String::new(),
         node_bits: 3,
         ttl_ms: 1_000,
@@ -69,6 +75,7 @@ fn parse_args() -> Args {
         };
         match flag.as_str() {
             "--redis" => args.redis = value(),
+            "--postgres" => args.postgres = value(),
             "--space" => args.space = value(),
             "--node-bits" => args.node_bits = number(value()) as u32,
             "--ttl-ms" => args.ttl_ms = number(value()),
@@ -80,8 +87,11 @@ fn parse_args() -> Args {
             other => usage(&format!("unknown argument '{other}'")),
         }
     }
-    if args.redis.is_empty() || args.space.is_empty() || args.out.is_empty() {
-        usage("--redis, --space and --out are required");
+    if args.redis.is_empty() == args.postgres.is_empty() {
+        usage("one of --redis and --postgres is required");
+    }
+    if args.space.is_empty() || args.out.is_empty() {
+        usage("--space and --out are required");
     }
     args
 }
@@ -184,7 +194,7 @@ struct Totals {
     leases: u64,
 }
 
-fn run<K: Connector>(connector: K, args: &Args, term: &AtomicBool) -> Totals {
+fn run<K: Store>(store: K, args: &Args, term: &AtomicBool) -> Totals {
     let layout = Layout::builder()
         .time_bits(41)
         .node_bits(args.node_bits)
@@ -215,7 +225,7 @@ fn run<K: Connector>(connector: K, args: &Args, term: &AtomicBool) -> Totals {
     while !term.load(Ordering::Relaxed) && Instant::now() < end {
         let held = match lease {
             Some(ref held) => held,
-            None => match Lease::acquire(&connector, &space) {
+            None => match Lease::acquire(&store, &space) {
                 Ok(fresh) => {
                     totals.leases += 1;
                     lease.insert(fresh)
@@ -292,7 +302,7 @@ impl Connector for Cluster {
 
     fn connect(&self, timeout: Duration) -> redis::RedisResult<Self::Connection> {
         let mut con = self.0.get_connection()?;
-        Self::set_timeout(&mut con, timeout)?;
+        <Cluster as Connector>::set_timeout(&mut con, timeout)?;
         Ok(con)
     }
 
@@ -300,6 +310,24 @@ impl Connector for Cluster {
         con.set_read_timeout(Some(timeout))?;
         con.set_write_timeout(Some(timeout))
     }
+}
+
+#[cfg(feature = "postgres")]
+fn postgres(args: &Args, term: &AtomicBool) -> Totals {
+    let config = args
+        .postgres
+        .parse()
+        .unwrap_or_else(|e| usage(&format!("--postgres: {e}")));
+    run(
+        snowdrift_lease::Postgres::new(config, "snowdrift"),
+        args,
+        term,
+    )
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres(_: &Args, _: &AtomicBool) -> Totals {
+    usage("--postgres needs the example built with the postgres feature")
 }
 
 fn main() {
@@ -311,7 +339,9 @@ fn main() {
         }
     }
     let url = format!("redis://{}/", args.redis);
-    let totals = if args.cluster {
+    let totals = if !args.postgres.is_empty() {
+        postgres(&args, &term)
+    } else if args.cluster {
         let client = redis::cluster::ClusterClient::new(vec![url])
             .unwrap_or_else(|e| usage(&format!("--redis: {e}")));
         run(Cluster(client), &args, &term)

@@ -136,7 +136,20 @@ export async function startPostgres() {
     /** A base backup of the running server, taken now. */
     baseBackup() {
       const to = join(dir, `backup-${++backups}`);
-      runSync("pg_basebackup", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-D", to, "-X", "stream", "-c", "fast"]);
+      runSync("pg_basebackup", [
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(port),
+        "-U",
+        "postgres",
+        "-D",
+        to,
+        "-X",
+        "stream",
+        "-c",
+        "fast",
+      ]);
       return to;
     },
     /** Stops the server at once and starts it on `backup` instead of its data: every

@@ -1,36 +1,41 @@
 // A fleet worker for the chaos run (chaos.mjs): leases a node id of a space with
-// `snowdrift/redis`, issues IDs in bursts and appends each burst to a file, re-leasing
-// when its lease lapses or is lost, until the time is up or SIGTERM. The Rust worker
-// (snowdrift-lease's fleet_worker example) takes the same command line:
+// `snowdrift/redis` or `snowdrift/postgres`, issues IDs in bursts and appends each burst
+// to a file, re-leasing when its lease lapses or is lost, until the time is up or
+// SIGTERM. The Rust worker (snowdrift-lease's fleet_worker example) takes the same
+// command line:
 //
 //   node worker.mjs --redis 127.0.0.1:PORT --space NAME --node-bits 3 --ttl-ms 1000
 //     --skew-ms 200 --seconds 20 --out FILE [--clock-steps] [--client redis|ioredis] [--cluster]
+//   node worker.mjs --postgres URL ... [--client pg-pool|pg-client]
 //
 // Each burst is one synchronous write of whole lines, so SIGKILL never leaves a wrong line
 // (at most a burst that was issued and not written). `--clock-steps` gives the generator a
 // clock that steps back at random and creeps back toward the real time.
 import { closeSync, openSync, writeSync } from "node:fs";
-import { leaseNode } from "snowdrift/redis";
 import { connect, connectCluster } from "./clients.mjs";
+import { connectPostgres, leaseFor } from "./stores.mjs";
 
 const FLAGS = ["clock-steps", "cluster"];
-const VALUES = ["redis", "space", "node-bits", "ttl-ms", "skew-ms", "seconds", "out", "client"];
+const VALUES = ["redis", "postgres", "space", "node-bits", "ttl-ms", "skew-ms", "seconds", "out", "client"];
 
 function parse(argv) {
-  const o = { client: "redis", "node-bits": "3", "ttl-ms": "1000", "skew-ms": "200", seconds: "20" };
+  const o = { "node-bits": "3", "ttl-ms": "1000", "skew-ms": "200", seconds: "20" };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, "");
     if (FLAGS.includes(key)) o[key] = true;
     else if (VALUES.includes(key) && argv[i + 1] !== undefined) o[key] = argv[++i];
     else throw new RangeError(`unknown or incomplete option ${argv[i]}`);
   }
-  for (const k of ["redis", "space", "out"]) if (o[k] === undefined) throw new RangeError(`--${k} is required`);
-  if (!["redis", "ioredis"].includes(o.client)) throw new RangeError(`--client ${o.client} is not redis or ioredis`);
+  if ((o.redis === undefined) === (o.postgres === undefined))
+    throw new RangeError("one of --redis and --postgres is required");
+  for (const k of ["space", "out"]) if (o[k] === undefined) throw new RangeError(`--${k} is required`);
+  const clients = o.redis === undefined ? ["pg-pool", "pg-client"] : ["redis", "ioredis"];
+  o.client ??= clients[0];
+  if (!clients.includes(o.client)) throw new RangeError(`--client ${o.client} is not ${clients.join(" or ")}`);
   return o;
 }
 
 const o = parse(process.argv.slice(2));
-const [host, port] = o.redis.replace(/^redis:\/\//, "").split(":");
 const deadline = performance.now() + Number(o.seconds) * 1000;
 const between = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -73,9 +78,13 @@ const stats = {
   acquireRetries: 0,
 };
 const fd = openSync(o.out, "a");
-const { client, close } = o.cluster
-  ? await connectCluster(o.client, [{ host, port: Number(port) }])
-  : await connect(o.client, Number(port));
+const leaseNode = leaseFor(o.client);
+async function connectStore() {
+  if (o.postgres !== undefined) return connectPostgres(o.client, o.postgres);
+  const [host, port] = o.redis.replace(/^redis:\/\//, "").split(":");
+  return o.cluster ? connectCluster(o.client, [{ host, port: Number(port) }]) : connect(o.client, Number(port));
+}
+let { client, close } = await connectStore();
 const options = {
   key: o.space,
   layout: { timeBits: 41, nodeBits: Number(o["node-bits"]), sequenceBits: 12, epochMs: 1704067200000 },
@@ -92,6 +101,11 @@ while (!done()) {
   } catch (e) {
     if (e instanceof TypeError || /^space '.*' leases/.test(e.message)) throw e; // bad options, CONFIG
     stats.acquireRetries++;
+    if (o.client === "pg-client" && !/are leased/.test(e.message)) {
+      // A pg Client does not reconnect by itself after its server went away.
+      await close();
+      ({ client, close } = await connectStore().catch(() => ({ client, close })));
+    }
     await sleep(between(50, 100));
     continue;
   }
@@ -128,7 +142,7 @@ while (!done()) {
 }
 
 closeSync(fd);
-close();
+await close();
 console.error(
   `worker ${process.pid} (${o.client}${o.cluster ? " cluster" : ""}): ${stats.ids} ids in ${stats.leases} leases` +
     ` of nodes ${[...stats.nodes].sort((a, b) => a - b).join(",")}; ${stats.lapsed} lapsed, ${stats.lost} lost,` +

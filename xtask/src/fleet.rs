@@ -1,6 +1,7 @@
-//! The `fleet` test suite and benchmark: node id leases from Redis (`lease/`, the npm
-//! package's `snowdrift/redis`), against redis-server processes the tests start on
-//! 127.0.0.1 at free ports and stop again.
+//! The `fleet` test suite and benchmark: node id leases from Redis and PostgreSQL
+//! (`lease/`, the npm package's `snowdrift/redis` and `snowdrift/postgres`), against
+//! redis-server and PostgreSQL processes the tests start on 127.0.0.1 at free ports and
+//! stop again.
 
 use std::path::PathBuf;
 
@@ -9,11 +10,16 @@ use crate::util::{Result, cargo, ensure_apt, root, run_in};
 /// Seconds each chaos run lasts.
 const CHAOS_SECONDS: &str = "20";
 
-/// The chaos runs: the kind of each of the four worker processes sharing a 3-bit space.
-const CHAOS_RUNS: &[&str] = &[
-    "node,node,node-ioredis,node-ioredis",
-    "rust,rust,rust,rust",
-    "node,rust,node-ioredis,rust",
+/// The chaos runs: the store, what happens to it halfway, and the kind of each of the
+/// four worker processes sharing a 3-bit space (tests/fleet/chaos.mjs).
+const CHAOS_RUNS: &[(&str, &str, &str)] = &[
+    ("redis", "restart", "node,node,node-ioredis,node-ioredis"),
+    ("redis", "restart", "rust,rust,rust,rust"),
+    ("redis", "restart", "node,rust,node-ioredis,rust"),
+    ("postgres", "immediate", "node,node,node-client,node-client"),
+    ("postgres", "immediate", "rust,rust,rust,rust"),
+    ("postgres", "immediate", "node,rust,node-client,rust"),
+    ("postgres", "restore", "rust,node,rust,node-client"),
 ];
 
 fn fleet_dir() -> PathBuf {
@@ -51,6 +57,8 @@ pub fn test() -> Result {
         "--release",
         "--example",
         "fleet_worker",
+        "--features",
+        "postgres",
     ])?;
     cargo(&["test", "-p", "snowdrift-lease", "--all-features"])?;
     run_in(
@@ -59,19 +67,13 @@ pub fn test() -> Result {
         &["--test", "--test-concurrency=1", "--test-timeout=300000"],
         &[],
     )?;
-    for workers in CHAOS_RUNS {
-        run_in(
-            &fleet_dir(),
-            "node",
-            &[
-                "chaos.mjs",
-                "--workers",
-                workers,
-                "--seconds",
-                CHAOS_SECONDS,
-            ],
-            &[],
-        )?;
+    for (store, event, workers) in CHAOS_RUNS {
+        let mut args = vec!["chaos.mjs", "--store", store, "--workers", workers];
+        if *store == "postgres" {
+            args.extend(["--event", event]);
+        }
+        args.extend(["--seconds", CHAOS_SECONDS]);
+        run_in(&fleet_dir(), "node", &args, &[])?;
     }
     Ok(())
 }
