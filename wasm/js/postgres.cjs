@@ -33,10 +33,21 @@ function connectionsOf(client) {
     throw wrongType("the PostgreSQL client", "a pg Pool or Client", client);
   }
   if (typeof client.totalCount === "number" && typeof client.connect === "function") {
+    // A connection that dies while checked out emits "error" on its client, which the
+    // pool listens to only while the client is idle: unheard, it would end the process.
+    // The call sees the failure anyway.
+    const ignore = () => {};
     return {
-      take: () => client.connect(),
+      async take() {
+        const c = await client.connect();
+        c.on("error", ignore);
+        return c;
+      },
       // A connection that failed outside SQL is dropped from the pool.
-      give: (c, failed) => c.release(failed),
+      give(c, failed) {
+        c.removeListener("error", ignore);
+        c.release(failed);
+      },
     };
   }
   return { take: async () => client, give: () => {} };

@@ -4,9 +4,11 @@
 // npx snowdrift generate [-n 10] [--node 3] [--layout twitter]
 // npx snowdrift layout [discord] [--json]
 // npx snowdrift lease ids:orders [--redis redis://127.0.0.1:6379] [--json]
+// npx snowdrift lease ids:orders --postgres postgres://app@127.0.0.1/app [--schema snowdrift]
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
+const { createRequire } = require("node:module");
 const { Snowdrift, decode, layoutInfo, toBase32, parseId } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
@@ -21,6 +23,10 @@ const USAGE = `usage:
                                                          range and when it runs out
   snowdrift lease <space> [--redis URL] [--json]         the node id leases of a space
                                                          (default redis://127.0.0.1:6379)
+  snowdrift lease <space> --postgres URL [--schema NAME] [--json]
+                                                         the same, in PostgreSQL (schema
+                                                         default snowdrift; needs the pg
+                                                         package in the current project)
 layouts: ${PRESETS}, or a JSON object
          such as '{"timeBits":41,"nodeBits":10,"sequenceBits":12,"epochMs":1704067200000}'`;
 
@@ -38,6 +44,8 @@ function parseArgs(argv) {
     else if (a === "-n" || a === "--count") flags.n = value();
     else if (a === "--node") flags.node = value();
     else if (a === "--redis") flags.redis = value();
+    else if (a === "--postgres") flags.postgres = value();
+    else if (a === "--schema") flags.schema = value();
     else if (a === "-h" || a === "--help") flags.help = true;
     else if (a.startsWith("-") && !/^-?\d/.test(a)) throw new TypeError(`unknown option ${a}`);
     else rest.push(a);
@@ -105,7 +113,15 @@ function main(argv) {
   }
   if (command === "lease") {
     if (rest.length !== 1) throw new TypeError("lease takes one space name");
-    return lease(rest[0], flags.redis ?? "redis://127.0.0.1:6379", flags.json);
+    if (flags.redis !== undefined && flags.postgres !== undefined)
+      throw new TypeError("lease takes --redis or --postgres, not both");
+    if (flags.schema !== undefined && flags.postgres === undefined)
+      throw new TypeError("--schema goes with --postgres");
+    const listing =
+      flags.postgres === undefined
+        ? listRedis(flags.redis ?? "redis://127.0.0.1:6379", rest[0])
+        : listPostgres(flags.postgres, flags.schema, rest[0]);
+    return listing.then((l) => lease(rest[0], l, flags.json));
   }
   throw new TypeError(`unknown command ${JSON.stringify(command)}`);
 }
@@ -221,39 +237,60 @@ function seconds(ms) {
   return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
 }
 
-async function lease(space, redis, json) {
+/** The space as list.lua gives it, in the shape `snowdrift/postgres`'s `list` has. */
+async function listRedis(redis, space) {
   const reply = await listSpace(address(redis), space);
-  const [now, capacity, ttl, skew, created, next] = reply.slice(0, 6);
+  const num = (v) => (v === "" ? null : Number(v));
+  const [now, capacity, ttl, skew, created, next] = reply.slice(0, 6).map(num);
   const leases = [];
   for (let i = 6; i + 2 < reply.length; i += 3) {
     const [node, until, holder] = [Number(reply[i]), Number(reply[i + 1]), reply[i + 2]];
-    const state = holder === "" ? "released" : until > now ? "live" : "ended";
-    leases.push({ node, untilMs: until, holder: holder === "" ? null : holder, state });
+    leases.push({ node, untilMs: until, holder: holder === "" ? null : holder });
   }
+  return { nowMs: now, capacity, ttlMs: ttl, skewMs: skew, createdMs: created, next, leases };
+}
+
+/** The space as list.sql gives it, through the pg package of the current project (the
+ * package itself depends on no PostgreSQL client). */
+async function listPostgres(url, schema, space) {
+  let pg;
+  try {
+    pg = createRequire(join(process.cwd(), "index.js"))("pg");
+  } catch {
+    throw new Error("--postgres needs the pg package in the current project: npm install pg");
+  }
+  const { list } = require("../postgres.cjs");
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: TIMEOUT_MS });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new Error(`cannot reach PostgreSQL at ${client.host}:${client.port}: ${e.message}`);
+  }
+  try {
+    return await list(client, space, { schema });
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function lease(space, listing, json) {
+  const { nowMs: now, capacity, ttlMs: ttl, skewMs: skew, createdMs: created } = listing;
+  const leases = listing.leases.map((l) => ({
+    ...l,
+    state: l.holder === null ? "released" : l.untilMs > now ? "live" : "ended",
+  }));
   leases.sort((a, b) => a.node - b.node);
-  const exists = capacity !== "";
   if (json) {
-    const num = (v) => (v === "" ? null : Number(v));
-    console.log(
-      JSON.stringify({
-        space,
-        nowMs: Number(now),
-        capacity: num(capacity),
-        ttlMs: num(ttl),
-        skewMs: num(skew),
-        createdMs: num(created),
-        next: num(next),
-        leases,
-      }),
-    );
+    console.log(JSON.stringify({ space, ...listing, leases }));
     return 0;
   }
-  if (!exists) {
+  if (capacity === null) {
     console.log(`space '${space}' has no leases`);
     return 0;
   }
   console.log(
-    `space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(Number(created)).toISOString()}`,
+    `space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(created).toISOString()}`,
   );
   const width = Math.max(6, ...leases.map((l) => (l.holder ?? "").length));
   console.log(`${"node".padStart(6)}  ${"holder".padEnd(width)}  lease`);
