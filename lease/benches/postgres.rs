@@ -115,6 +115,20 @@ fn main() {
                 .expect("renew.sql"),
         );
     });
+    // The floor of a write: a one-row UPDATE in its own transaction, one round trip.
+    runtime
+        .block_on(client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS bench_floor (id int PRIMARY KEY, x bigint); \
+             INSERT INTO bench_floor VALUES (1, 0) ON CONFLICT DO NOTHING",
+        ))
+        .expect("floor table");
+    let update = per_call(|| {
+        black_box(
+            runtime
+                .block_on(client.query_typed("UPDATE bench_floor SET x = x + 1 WHERE id = 1", &[]))
+                .expect("UPDATE"),
+        );
+    });
     let select_1 = per_call(|| {
         black_box(
             runtime
@@ -125,10 +139,16 @@ fn main() {
 
     println!();
     println!(
-        "| Rust, PostgreSQL 15 (`postgres` feature) | `Lease` acquire + release | a new connection | acquire.sql + release.sql on one connection | one renewal (the crate's call) | `renew.sql` on a bare connection | `SELECT 1` on it |"
+        "| Rust, PostgreSQL 15 (`postgres` feature) | `Lease` acquire + release | a new connection | acquire.sql + release.sql on one connection | one renewal (the crate's call) | `renew.sql` on a bare connection | `SELECT 1` on it | a one-row UPDATE on it |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     println!(
-        "| medians of {ROUND_TRIPS} | {acquire:.0} µs | {connect:.0} µs | {grant_and_release:.0} µs | {renew_store:.0} µs | {renew:.0} µs | {select_1:.0} µs |"
+        "| medians of {ROUND_TRIPS} | {acquire:.0} µs | {connect:.0} µs | {grant_and_release:.0} µs | {renew_store:.0} µs | {renew:.0} µs | {select_1:.0} µs | {update:.0} µs |"
+    );
+    println!(
+        "\nratios: renewal ÷ SELECT 1 {:.1}×, renewal ÷ one-row UPDATE {:.1}×, acquire.sql + release.sql ÷ two one-row UPDATEs {:.1}×",
+        renew_store / select_1,
+        renew_store / update,
+        grant_and_release / (2.0 * update)
     );
 }

@@ -1,8 +1,9 @@
-// The cost of node id leases in Node, against a redis-server this script starts on
-// 127.0.0.1 (part of `cargo xtask bench`): an acquire (with its release), a renewal
-// (the heartbeat's script call), and `next()` of a lease-bound generator against an
-// unbound one with the same options, measured in turns in this one process. Medians; no
-// thresholds.
+// The cost of node id leases in Node, against a redis-server and a PostgreSQL server
+// this script starts on 127.0.0.1 (part of `cargo xtask bench`): an acquire (with its
+// release), a renewal (the heartbeat's call), and `next()` of a lease-bound generator
+// against an unbound one with the same options, measured in turns in this one process;
+// for PostgreSQL also a `SELECT 1` and a one-row UPDATE on the renewal's connection, the
+// floors of a call. Medians; no thresholds.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -11,6 +12,8 @@ import { Snowdrift } from "snowdrift";
 import { leaseNode } from "snowdrift/redis";
 import { KINDS, connect } from "./clients.mjs";
 import { startServer } from "./redis-server.mjs";
+import { leaseNode as leasePostgres } from "snowdrift/postgres";
+import { connectPostgres, startStore } from "./stores.mjs";
 
 const require = createRequire(import.meta.url);
 const renewScript = readFileSync(join(dirname(require.resolve("snowdrift/package.json")), "lua/renew.lua"), "utf8");
@@ -88,6 +91,57 @@ try {
   await redis.stop();
 }
 
+// PostgreSQL, through a pg Pool: the renewal is timed as the client sends it (connect.sql
+// for the transaction and renew.sql in one query of the simple protocol).
+const pgRows = [];
+const postgres = await startStore("pg-pool");
+try {
+  const { client: pool, close } = await connectPostgres("pg-pool", postgres.url);
+  try {
+    const options = { key: "bench:pg", layout: "twitter", ttlMs: 3000, skewMs: 500 };
+    await (await leasePostgres(pool, options)).release();
+    await new Promise((r) => setTimeout(r, 3600));
+    const acquire = await perCall(async () => (await leasePostgres(pool, options)).release());
+    const lease = await leasePostgres(pool, options);
+    const sql = (name) =>
+      readFileSync(join(dirname(require.resolve("snowdrift/package.json")), `postgres/${name}.sql`), "utf8");
+    const c = await pool.connect();
+    try {
+      await c.query(sql("connect"), ["snowdrift", false]);
+      const { rows } = await c.query("SELECT token FROM snowdrift_leases WHERE space = $1 AND node = $2", [
+        options.key,
+        lease.node,
+      ]);
+      await c.query("CREATE TABLE IF NOT EXISTS bench_floor (id int PRIMARY KEY, x bigint)");
+      await c.query("INSERT INTO bench_floor VALUES (1, 0) ON CONFLICT DO NOTHING");
+      // As the client sends it: connect.sql and renew.sql, parameters written in, one query.
+      const inline = (name, params) =>
+        sql(name)
+          .split("\n")
+          .filter((line) => !line.startsWith("--"))
+          .join("\n")
+          .replace(/\$(\d+)/g, (_, i) => {
+            const v = params[Number(i) - 1];
+            return typeof v === "string" ? c.escapeLiteral(v) : String(v);
+          });
+      const text = `${inline("connect", ["snowdrift", true])};\n${inline("renew", [options.key, lease.node, rows[0].token, 3000])}`;
+      const renew = await perCall(() => c.query(text));
+      const select1 = await perCall(() => c.query("SELECT 1"));
+      const update = await perCall(() => c.query("UPDATE bench_floor SET x = x + 1 WHERE id = 1"));
+      const [bound, unbound] = nextInTurns([lease.generator(), new Snowdrift({ layout: "twitter", node: lease.node })]);
+      pgRows.push({ kind: "pg Pool", acquire, renew, select1, update, bound, unbound });
+    } finally {
+      await c.query("SELECT set_config('search_path', '\"$user\", public', false)");
+      c.release();
+    }
+    await lease.release();
+  } finally {
+    await close();
+  }
+} finally {
+  await postgres.stop();
+}
+
 const us = (ns) => `${(ns / 1000).toFixed(1)} µs`;
 console.log(`\nnode id leases, Node ${process.version}, redis-server on 127.0.0.1 (medians)\n`);
 console.log(
@@ -97,5 +151,15 @@ console.log("|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
     `| ${r.kind} | ${us(r.acquire)} | ${us(r.renew)} | ${r.bound.toFixed(1)} ns | ${r.unbound.toFixed(1)} ns | ${(r.bound / r.unbound).toFixed(2)}× |`,
+  );
+}
+console.log(`\nnode id leases, Node ${process.version}, PostgreSQL on 127.0.0.1 (fsync off; medians)\n`);
+console.log(
+  "| client | acquire + release | renewal (one query) | `SELECT 1`, same connection | one-row UPDATE, same connection | renewal ÷ `SELECT 1` | `next()`, lease-bound | `next()`, unbound | bound ÷ unbound |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
+for (const r of pgRows) {
+  console.log(
+    `| ${r.kind} | ${us(r.acquire)} | ${us(r.renew)} | ${us(r.select1)} | ${us(r.update)} | ${(r.renew / r.select1).toFixed(1)}× | ${r.bound.toFixed(1)} ns | ${r.unbound.toFixed(1)} ns | ${(r.bound / r.unbound).toFixed(2)}× |`,
   );
 }

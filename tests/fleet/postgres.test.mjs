@@ -113,8 +113,20 @@ test("errors name the value before any call to PostgreSQL; a space may use any n
   await assert.rejects(leaseNode({}, { key: "k" }), { name: "TypeError", message: /a pg Pool or Client/ });
   assert.equal(calls, 0);
   await withStore("pg-pool", server, async (pool) => {
-    const lease = await leaseNode(pool, { key: `ids:{braces} and 'quotes' ${process.pid}`, ttlMs: 1000, skewMs: 100 });
+    // Names and holders reach the database as they are, whatever they hold.
+    const key = `ids:{braces} 'quotes' \\ $1 '); DROP TABLE snowdrift_leases; -- ${process.pid}`;
+    const holder = "a \\'holder'\n-- $2 \\\\ é";
+    const lease = await leaseNode(pool, { key, holder, ttlMs: 1000, skewMs: 100 });
+    const listing = await list(pool, key);
+    assert.deepEqual(
+      listing.leases.map((l) => [l.node, l.holder]),
+      [[lease.node, holder]],
+    );
     await lease.release();
+    await assert.rejects(leaseNode(pool, { key: "nul\0", ttlMs: 1000, skewMs: 100 }), {
+      name: "RangeError",
+      message: '"nul\\u0000" holds a NUL character, which PostgreSQL text cannot',
+    });
   });
 });
 

@@ -6,9 +6,9 @@
 // shared with `snowdrift/redis`.
 //
 // The connection is the caller's, so its session is left as it was: each call is one
-// transaction, `BEGIN`, connect.sql for that transaction only, the call, `COMMIT`, queued
-// on one connection together so that no other query of that connection runs in between.
-// On an error the queued COMMIT ends the failed transaction as a ROLLBACK.
+// query of the simple protocol, connect.sql for that transaction only and the call's
+// statement, its parameters written in as escaped literals. PostgreSQL runs the two as
+// one implicit transaction: one round trip, and nothing of it outlives the call.
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { Lease, lease, leaseOptions, storeError } = require("./holder.cjs");
@@ -17,14 +17,35 @@ const { describe, wrongType, strArg, options: checkOptions } = require("./check.
 const DEFAULT_SCHEMA = "snowdrift";
 
 const files = new Map();
+/** The statement of `postgres/<name>.sql`, without its comment lines. */
 function sql(name) {
   let text = files.get(name);
   if (text === undefined) {
-    text = readFileSync(join(__dirname, "postgres", `${name}.sql`), "utf8");
+    text = readFileSync(join(__dirname, "postgres", `${name}.sql`), "utf8")
+      .split("\n")
+      .filter((line) => !line.startsWith("--"))
+      .join("\n")
+      .trim();
     files.set(name, text);
   }
   return text;
 }
+
+/** A parameter as an SQL literal: an integer, a boolean, or text quoted (an E'' string
+ * when it holds a backslash). */
+function literal(v) {
+  if (typeof v === "number") {
+    if (!Number.isSafeInteger(v)) throw new RangeError(`${describe(v)} is not an integer PostgreSQL can take`);
+    return String(v);
+  }
+  if (typeof v === "boolean") return String(v);
+  if (v.includes("\0")) throw new RangeError(`${describe(v)} holds a NUL character, which PostgreSQL text cannot`);
+  const quoted = v.replaceAll("'", "''");
+  return v.includes("\\") ? ` E'${quoted.replaceAll("\\", "\\\\")}'` : `'${quoted}'`;
+}
+
+/** The statement `name` with its parameters `$1`, `$2`, ... written in. */
+const inline = (name, params) => sql(name).replace(/\$(\d+)/g, (_, i) => literal(params[Number(i) - 1]));
 
 /** A pg Pool (whose `query` may use a different connection for every statement) is told
  * from a Client (or a client checked out of a pool) by its counters. */
@@ -66,26 +87,21 @@ function schemaArg(schema) {
 }
 
 /** Runs the statement `name` of `postgres/` with `params` in the schema, as one
- * transaction; resolves with its one row. */
+ * transaction in one round trip; resolves with its one row. */
 function caller(client, schema) {
   const connections = connectionsOf(client);
   return async (name, params) => {
+    const text = `${inline("connect", [schema, true])};\n${inline(name, params)}`;
     const c = await connections.take();
-    let call;
+    let results;
     try {
-      [, , call] = await Promise.allSettled([
-        c.query("BEGIN"),
-        c.query(sql("connect"), [schema, true]),
-        c.query(sql(name), params),
-        c.query("COMMIT"),
-      ]);
+      results = await c.query(text);
     } catch (e) {
-      connections.give(c, e);
+      connections.give(c, fromSql(e) ? undefined : e);
       throw e;
     }
-    connections.give(c, call.status === "rejected" && !fromSql(call.reason) ? call.reason : undefined);
-    if (call.status === "rejected") throw call.reason;
-    const rows = call.value.rows;
+    connections.give(c);
+    const { rows } = results.at(-1);
     if (rows.length !== 1) throw new Error(`${name}.sql returned ${rows.length} rows, not 1`);
     return rows[0];
   };
