@@ -6,8 +6,9 @@
 //! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
 //! here with the generated glue, `host.mjs`, the argument checks `check.mjs` and the
 //! shared numbers `constants.mjs` into `api.mjs` and `api.cjs`, and with the browser entry
-//! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`)
-//! and `snowdrift/redis` (`redis.cjs`) each bundled with the checks, the entry points, the
+//! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`),
+//! `snowdrift/redis` (`redis.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease
+//! store as a Durable Object) each bundled with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
@@ -39,6 +40,7 @@ const BUNDLED: &[&str] = &[
     "index.js",
     "browser.js",
     "redis.cjs",
+    "cloudflare.js",
 ];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
@@ -194,17 +196,24 @@ pub fn build() -> Result {
     // glue: its async loader (and its `import.meta`) is left out.
     // The other entries bundle what they import (the argument checks, `check.mjs`) but not
     // the entry of their runtime they reach the API through: one wasm instance per runtime.
-    // `snowdrift/browser` is minified; `snowdrift/redis`, for Node only, is not.
+    // `snowdrift/browser` is minified; `snowdrift/redis` (for Node) and `snowdrift/cloudflare`
+    // (a Durable Object, which reaches no API: only its runtime's module is left out) are not.
     for (entry, format, file, external) in [
         ("api.mjs", "esm", "api.mjs", None),
         ("api.mjs", "cjs", "api.cjs", None),
         ("index.js", "esm", "index.js", None),
         ("browser.js", "esm", "browser.js", Some("./index.js")),
         ("redis.cjs", "cjs", "redis.cjs", Some("./node.cjs")),
+        (
+            "cloudflare.js",
+            "esm",
+            "cloudflare.js",
+            Some("cloudflare:workers"),
+        ),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
-        if file == "redis.cjs" {
+        if matches!(file, "redis.cjs" | "cloudflare.js") {
             fs::copy(&bundled, pkg.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
         } else {
             minify(&bundled, format == "esm", &pkg.join(file))?;
