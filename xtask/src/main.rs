@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod edge;
 mod firmware;
 mod fleet;
 mod fuzz;

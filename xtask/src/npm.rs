@@ -6,9 +6,10 @@
 //! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
 //! here with the generated glue, `host.mjs`, the argument checks `check.mjs` and the
 //! shared numbers `constants.mjs` into `api.mjs` and `api.cjs`, and with the browser entry
-//! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`)
-//! and the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
-//! `holder.cjs`) each bundled with the checks, the entry points, the
+//! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`),
+//! the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
+//! `holder.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease store as a Durable
+//! Object) each bundled with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
@@ -42,6 +43,7 @@ const BUNDLED: &[&str] = &[
     "holder.cjs",
     "redis.cjs",
     "postgres.cjs",
+    "cloudflare.js",
 ];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
@@ -197,8 +199,10 @@ pub fn build() -> Result {
     // glue: its async loader (and its `import.meta`) is left out.
     // The other entries bundle what they import (the argument checks, `check.mjs`) but not
     // the entry of their runtime they reach the API through: one wasm instance per runtime.
-    // `snowdrift/browser` is minified; the lease clients, for Node only, are not. They
-    // share one holder (`holder.cjs`: one set of live leases to release at exit).
+    // `snowdrift/browser` is minified; the lease clients (for Node) and
+    // `snowdrift/cloudflare` (a Durable Object, which reaches no API: only its runtime's
+    // module is left out) are not. The Node clients share one holder (`holder.cjs`: one
+    // set of live leases to release at exit).
     const LEASE: &[&str] = &["./node.cjs", "./holder.cjs"];
     for (entry, format, file, external) in [
         ("api.mjs", "esm", "api.mjs", &[][..]),
@@ -208,10 +212,11 @@ pub fn build() -> Result {
         ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
         ("redis.cjs", "cjs", "redis.cjs", LEASE),
         ("postgres.cjs", "cjs", "postgres.cjs", LEASE),
+        ("cloudflare.js", "esm", "cloudflare.js", &["cloudflare:workers"]),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
-        if format == "cjs" && file != "api.cjs" {
+        if (format == "cjs" && file != "api.cjs") || file == "cloudflare.js" {
             fs::copy(&bundled, pkg.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
         } else {
             minify(&bundled, format == "esm", &pkg.join(file))?;

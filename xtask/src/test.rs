@@ -29,6 +29,7 @@ pub fn run(args: &[String]) -> Result {
         ("firmware", firmware),
         ("npm", crate::npm::test),
         ("fleet", crate::fleet::test),
+        ("edge", crate::edge::test),
         ("www", crate::www::test),
         ("newcomer", crate::newcomer::test),
     ];

@@ -1,0 +1,79 @@
+import { DurableObject } from "cloudflare:workers";
+
+/** What `acquire` takes: the settings every client of the space shares, and the lease's own. */
+export interface AcquireRequest {
+  /** The space's name (`"ids:orders"`), 1 to 1024 characters. */
+  space: string;
+  /** The space's node ids: 2^(node bits of the layout), 1 to 2^32. */
+  capacity: number;
+  /** Lease length in ms, 1 to 31,536,000,000 (a year). */
+  ttl: number;
+  /** Allowance in ms for the object's clock stepping back after lost storage, below `ttl / 2`. */
+  skew: number;
+  /** Unique to this lease (random), 1 to 256 characters. */
+  token: string;
+  /** Who holds the id, for operators, up to 1024 characters. */
+  holder: string;
+  /** The layout as text (every client of a space makes it the same way), 1 to 1024 characters. */
+  layout: string;
+}
+
+/** A grant. Times are Unix ms of the object's clock. */
+export interface Grant {
+  /** The node id. */
+  node: number;
+  /** The ID time the holder never issues at or before. */
+  notBefore: number;
+  /** The lease's end and fence: the holder issues only IDs timed before it. */
+  until: number;
+  /** The object's clock at the grant. */
+  now: number;
+}
+
+export interface RenewRequest {
+  space: string;
+  node: number;
+  token: string;
+  /** The space's TTL in ms. */
+  ttl: number;
+}
+
+export interface ReleaseRequest {
+  space: string;
+  node: number;
+  token: string;
+  /** A time at or after every ID the lease's generator issued (Unix ms). */
+  issued: number;
+}
+
+/** A space's settings (null when it does not exist) and every id ever leased. */
+export interface Listing {
+  now: number;
+  capacity: number | null;
+  ttl: number | null;
+  skew: number | null;
+  created: number | null;
+  /** The lowest id never leased. */
+  next: number | null;
+  /** Oldest fence first; `holder` is `""` for a released id. */
+  ids: { node: number; until: number; holder: string }[];
+}
+
+/**
+ * The node id leases of one space, in the object's SQLite storage (bind the class with a
+ * `new_sqlite_classes` migration; get the object with `namespace.idFromName(space)`).
+ * Errors of the protocol are `Error`s whose message starts with its code word: `LEASED`,
+ * `CONFIG`, `LOST`; bad arguments are `TypeError`s and `RangeError`s.
+ */
+export declare class SnowdriftLeases extends DurableObject {
+  /** The lowest id never leased, else the one whose fence passed longest ago.
+   * @throws {Error} `LEASED ...` (every id is leased), `CONFIG ...` (the space has other settings). */
+  acquire(request: AcquireRequest): Grant;
+  /** Moves the lease's fence forward (never back).
+   * @throws {Error} `LOST ...`: the id is no longer this lease's. */
+  renew(request: RenewRequest): { until: number; now: number };
+  /** Hands the id on from `issued + 1`; false when it was no longer this lease's. */
+  release(request: ReleaseRequest): boolean;
+  /** The space's settings and leases, read-only. */
+  list(space: string): Listing;
+}

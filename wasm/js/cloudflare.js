@@ -1,0 +1,281 @@
+// `snowdrift/cloudflare`: the node id lease protocol of lease/PROTOCOL.md as a Durable
+// Object, for Cloudflare Workers. One object per space (`namespace.idFromName(space)`)
+// keeps the space's records in its SQLite storage and answers the protocol's four calls
+// over RPC: acquire, renew, release and list, with the replies and the error texts of the
+// Redis scripts (`lease/lua/*.lua`), so one client-side mapper serves every store.
+//
+// Each call reads, decides and writes inside one `transactionSync`, with no `await`
+// anywhere: a Durable Object runs one event at a time only between awaits, so nothing
+// else runs between the read and the write. The storage's output gate holds the reply
+// until the write is durable: a holder never hears of a grant or a renewal that the
+// storage could still lose by a crash or a restart of the object.
+//
+// Times are Unix ms of the object's clock: `Date.now()`, never behind the newest time the
+// storage recorded (see `clock` below and PROTOCOL.md, "Cloudflare Durable Objects").
+// The guard against lost storage: the object's storage has an incarnation, a random
+// marker written with its tables. A space's records name the incarnation that wrote them.
+// Tables that are missing (a wiped storage, `deleteAll()`), a space of another
+// incarnation, or a space that leased ids but has none of their records: the space starts
+// over (its holders' renewals answer LOST, and they stop), and every lease granted in its
+// first ttl + skew ms is fenced after that window, beyond anything a holder of the lost
+// records could still issue.
+import { DurableObject } from "cloudflare:workers";
+import { describe, intArg, strArg, wrongType } from "./check.mjs";
+
+// The widest settings any client of the protocol uses (a browser's lease lasts days).
+const MAX_CAPACITY = 2 ** 32;
+const MAX_TTL_MS = 31_536_000_000; // a year
+const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
+// Bounds on the strings a caller stores in the object.
+const MAX_NAME = 1024;
+const MAX_TOKEN = 256;
+const MAX_TEXT = 1024;
+
+// The store row holds the incarnation and `clock`, the newest time a call used: the
+// object's clock is never behind it, whatever the host's clock says after a restart or a
+// move to another machine.
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS snowdrift_store (
+    one INTEGER PRIMARY KEY CHECK (one = 0),
+    incarnation TEXT NOT NULL,
+    clock INTEGER NOT NULL
+  )`,
+  // One row per space: its settings (one space, one setting), when it started, the lowest
+  // id never leased, and the incarnation of the storage that wrote it.
+  `CREATE TABLE IF NOT EXISTS snowdrift_spaces (
+    name TEXT PRIMARY KEY,
+    capacity INTEGER NOT NULL,
+    ttl INTEGER NOT NULL,
+    skew INTEGER NOT NULL,
+    layout TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    next INTEGER NOT NULL,
+    incarnation TEXT NOT NULL
+  )`,
+  // One row per id ever leased: its fence (the end of its newest lease), the token of the
+  // lease holding it (NULL once released) and the holder's description.
+  `CREATE TABLE IF NOT EXISTS snowdrift_leases (
+    space TEXT NOT NULL,
+    node INTEGER NOT NULL,
+    fence INTEGER NOT NULL,
+    token TEXT,
+    holder TEXT,
+    PRIMARY KEY (space, node)
+  )`,
+  "CREATE INDEX IF NOT EXISTS snowdrift_leases_by_fence ON snowdrift_leases (space, fence, node)",
+];
+
+/** A string of `min..=max` characters. */
+function textArg(what, v, min, max) {
+  strArg(what, v);
+  if (v.length < min || v.length > max) {
+    throw new RangeError(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
+  }
+  return v;
+}
+
+/** The argument object of a call. */
+function request(what, v) {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw wrongType(`the ${what} request`, "an object", v);
+  return v;
+}
+
+const spaceArg = (v) => textArg("space", v, 1, MAX_NAME);
+const nodeArg = (v) => intArg("node", v, 0, MAX_CAPACITY - 1);
+const tokenArg = (v) => textArg("token", v, 1, MAX_TOKEN);
+const ttlArg = (v) => intArg("ttl", v, 1, MAX_TTL_MS);
+
+/** An error reply of the protocol: its message starts with the code word. */
+const reply = (code, message) => new Error(`${code} ${message}`);
+
+/** The leases of one space (any number of spaces works; one object per space spreads
+ * the load and is what the clients do). */
+export class SnowdriftLeases extends DurableObject {
+  /** Node id `node` (the lowest never leased, else the one whose fence passed longest
+   * ago) of `space` for `ttl` ms: `{node, notBefore, until, now}`. Errors: LEASED (every id
+   * is leased), CONFIG (the space has other settings; the message names both). */
+  acquire(req) {
+    request("acquire", req);
+    const space = spaceArg(req.space);
+    const capacity = intArg("capacity", req.capacity, 1, MAX_CAPACITY);
+    const ttl = ttlArg(req.ttl);
+    const skew = intArg("skew", req.skew, 0, Math.ceil(ttl / 2) - 1);
+    const token = tokenArg(req.token);
+    const holder = textArg("holder", req.holder, 0, MAX_TEXT);
+    const layout = textArg("layout", req.layout, 1, MAX_TEXT);
+    return this.ctx.storage.transactionSync(() => {
+      const { sql, incarnation, now } = this.#open();
+      let s = sql.exec("SELECT * FROM snowdrift_spaces WHERE name = ?", space).toArray()[0];
+      if (
+        s === undefined ||
+        s.incarnation !== incarnation ||
+        (s.next > 0 && sql.exec("SELECT 1 FROM snowdrift_leases WHERE space = ? LIMIT 1", space).toArray().length === 0)
+      ) {
+        // New, or records that may have lost writes: the space starts over.
+        sql.exec("DELETE FROM snowdrift_leases WHERE space = ?", space);
+        sql.exec("DELETE FROM snowdrift_spaces WHERE name = ?", space);
+        s = { capacity, ttl, skew, layout, created: now, next: 0 };
+        sql.exec(
+          "INSERT INTO snowdrift_spaces VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+          space,
+          capacity,
+          ttl,
+          skew,
+          layout,
+          now,
+          incarnation,
+        );
+      } else if (s.capacity !== capacity || s.ttl !== ttl || s.skew !== skew || s.layout !== layout) {
+        throw reply(
+          "CONFIG",
+          `space '${space}' leases ${s.capacity} node ids of layout "${s.layout}" for ${s.ttl} ms (skew ${s.skew} ms); this client asked for ${capacity} node ids of layout "${layout}" for ${ttl} ms (skew ${skew} ms)`,
+        );
+      }
+
+      let node;
+      let notBefore;
+      if (s.next < capacity) {
+        // The lowest id never leased in this space.
+        node = s.next;
+        notBefore = 0;
+        sql.exec("UPDATE snowdrift_spaces SET next = ? WHERE name = ?", node + 1, space);
+        sql.exec("INSERT INTO snowdrift_leases VALUES (?, ?, ?, ?, ?)", space, node, now + ttl, token, holder);
+      } else {
+        // The id whose lease ended longest ago, if one has ended.
+        const oldest = sql
+          .exec("SELECT node, fence FROM snowdrift_leases WHERE space = ? ORDER BY fence, node LIMIT 1", space)
+          .toArray()[0];
+        if (oldest === undefined || oldest.fence > now) {
+          throw reply("LEASED", `all ${capacity} node ids of '${space}' are leased`);
+        }
+        node = oldest.node;
+        notBefore = oldest.fence - 1;
+        sql.exec(
+          "UPDATE snowdrift_leases SET fence = ?, token = ?, holder = ? WHERE space = ? AND node = ?",
+          now + ttl,
+          token,
+          holder,
+          space,
+          node,
+        );
+      }
+      // Never below the object's clock, and after the guard window of a new space.
+      notBefore = Math.max(notBefore, now);
+      const guard = s.created + ttl + skew;
+      if (now < guard && notBefore < guard) notBefore = guard;
+      return { node, notBefore, until: now + ttl, now };
+    });
+  }
+
+  /** Renews the lease `token` of `node`: `{until, now}`, the fence moved forward only.
+   * Error LOST when the id is no longer this lease's. */
+  renew(req) {
+    request("renew", req);
+    const space = spaceArg(req.space);
+    const node = nodeArg(req.node);
+    const token = tokenArg(req.token);
+    const ttl = ttlArg(req.ttl);
+    return this.ctx.storage.transactionSync(() => {
+      const { sql, incarnation, now } = this.#open();
+      const fence = this.#held(incarnation, space, node, token)?.fence;
+      if (fence === undefined) {
+        throw reply(
+          "LOST",
+          `node id ${node} of '${space}' is no longer held by this lease (taken over after it ended, or the object's storage was wiped)`,
+        );
+      }
+      const until = Math.max(fence, now + ttl);
+      sql.exec("UPDATE snowdrift_leases SET fence = ? WHERE space = ? AND node = ?", until, space, node);
+      return { until, now };
+    });
+  }
+
+  /** Releases the lease `token` of `node`, its fence brought down to `issued + 1` (never
+   * up): true, or false when the id was no longer this lease's. */
+  release(req) {
+    request("release", req);
+    const space = spaceArg(req.space);
+    const node = nodeArg(req.node);
+    const token = tokenArg(req.token);
+    const issued = intArg("issued", req.issued, 0, MAX_TIME_MS - 1);
+    return this.ctx.storage.transactionSync(() => {
+      const { sql, incarnation } = this.#open();
+      const lease = this.#held(incarnation, space, node, token);
+      if (lease === undefined) return false;
+      sql.exec(
+        "UPDATE snowdrift_leases SET fence = ?, token = NULL, holder = NULL WHERE space = ? AND node = ?",
+        Math.min(lease.fence, issued + 1),
+        space,
+        node,
+      );
+      return true;
+    });
+  }
+
+  /** The space's settings and every id ever leased with its fence and holder (`""` when
+   * released), oldest fence first; the settings are null for a space that does not exist.
+   * Read-only. */
+  list(space) {
+    spaceArg(space);
+    return this.ctx.storage.transactionSync(() => {
+      const sql = this.ctx.storage.sql;
+      const store = this.#store();
+      const now = Math.max(Date.now(), store?.clock ?? 0);
+      const s =
+        store &&
+        sql
+          .exec("SELECT * FROM snowdrift_spaces WHERE name = ? AND incarnation = ?", space, store.incarnation)
+          .toArray()[0];
+      if (s === undefined) {
+        return { now, capacity: null, ttl: null, skew: null, created: null, next: null, ids: [] };
+      }
+      const ids = sql
+        .exec("SELECT node, fence, holder FROM snowdrift_leases WHERE space = ? ORDER BY fence, node", space)
+        .toArray()
+        .map((l) => ({ node: l.node, until: l.fence, holder: l.holder ?? "" }));
+      const { capacity, ttl, skew, created, next } = s;
+      return { now, capacity, ttl, skew, created, next, ids };
+    });
+  }
+
+  /** The store row, or undefined when the tables are missing. */
+  #store() {
+    try {
+      return this.ctx.storage.sql.exec("SELECT incarnation, clock FROM snowdrift_store").toArray()[0];
+    } catch (e) {
+      if (/no such table/.test(e?.message ?? "")) return undefined;
+      throw e;
+    }
+  }
+
+  /** The tables (made when missing: a new or wiped storage gets a new incarnation) and the
+   * object's clock, recorded as the newest time used. Within a transaction. */
+  #open() {
+    const sql = this.ctx.storage.sql;
+    let store = this.#store();
+    if (store === undefined) {
+      for (const statement of SCHEMA) sql.exec(statement);
+      store = { incarnation: crypto.randomUUID(), clock: 0 };
+      sql.exec("INSERT OR REPLACE INTO snowdrift_store VALUES (0, ?, 0)", store.incarnation);
+    }
+    // Never behind a time this storage recorded: after a restart or a move, the host's
+    // clock may be behind the last one's.
+    const now = Math.max(Date.now(), store.clock);
+    if (now > store.clock) sql.exec("UPDATE snowdrift_store SET clock = ?", now);
+    return { sql, incarnation: store.incarnation, now };
+  }
+
+  /** The lease row of `node` if `token` holds it, in a space of this incarnation. */
+  #held(incarnation, space, node, token) {
+    return this.ctx.storage.sql
+      .exec(
+        `SELECT l.fence FROM snowdrift_leases l JOIN snowdrift_spaces s ON s.name = l.space
+         WHERE l.space = ? AND l.node = ? AND l.token = ? AND s.incarnation = ?`,
+        space,
+        node,
+        token,
+        incarnation,
+      )
+      .toArray()[0];
+  }
+}

@@ -1,0 +1,28 @@
+//! The `edge` test suite: the lease store of `snowdrift/cloudflare` (a Durable Object on
+//! SQLite storage) in workerd through Miniflare, called by client workers in their own
+//! isolates; restarted on its persisted storage, killed, and wiped (`tests/edge/`).
+
+use std::path::PathBuf;
+
+use crate::util::{Result, root, run_in};
+
+fn edge_dir() -> PathBuf {
+    root().join("tests/edge")
+}
+
+/// `cargo xtask test edge`: builds the package, then runs the Node tests of `tests/edge/`,
+/// which import Miniflare and the package from `tests/js/node_modules`.
+pub fn test() -> Result {
+    crate::npm::build()?;
+    let link = edge_dir().join("node_modules");
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::os::unix::fs::symlink("../js/node_modules", &link)
+            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+    }
+    run_in(
+        &edge_dir(),
+        "node",
+        &["--test", "--test-concurrency=1", "--test-timeout=120000"],
+        &[],
+    )
+}
