@@ -17,6 +17,8 @@ import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser }
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
 import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
+import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
+import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -76,6 +78,18 @@ async function leased(client: RedisClient): Promise<[bigint, number, LeaseState]
   await lease.release();
   return [g.next(), lease.notBefore + through + (stopped.aborted ? 1 : 0), lease.state];
 }
+// snowdrift/postgres: the same Lease, from a pg Pool or Client, in a schema.
+async function leasedFromPostgres(pool: PostgresClient): Promise<[bigint, number | null]> {
+  await setup(pool, { schema: "ids" });
+  const options: PostgresLeaseOptions = { key: "ids:orders", layout: "twitter", schema: "ids" };
+  const lease: Lease = await leasePostgres(pool, options);
+  const listing: Listing = await list(pool, "ids:orders", { schema: "ids" });
+  const id = lease.generator().next();
+  await lease.release();
+  return [id, listing.capacity];
+}
+// @ts-expect-error schema is a string
+leasePostgres({ query: async () => ({}) }, { key: "k", schema: 3 });
 const fromBrowser: Parts = decodeBrowser(id);
 
 // @ts-expect-error a node id is a number or a function giving one, not a string
@@ -95,4 +109,19 @@ new Snowdrift({ onClockBackwards: "retry" });
 // @ts-expect-error a lease's generator takes its node from the lease
 async (lease: Lease) => lease.generator({ node: 3 });
 
-export { batch, maybe, date, dc, custom, again, range, seconds, wrong, persistent, odds, fromBrowser, leased };
+export {
+  batch,
+  maybe,
+  date,
+  dc,
+  custom,
+  again,
+  range,
+  seconds,
+  wrong,
+  persistent,
+  odds,
+  fromBrowser,
+  leased,
+  leasedFromPostgres,
+};

@@ -212,7 +212,12 @@ pub fn build() -> Result {
         ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
         ("redis.cjs", "cjs", "redis.cjs", LEASE),
         ("postgres.cjs", "cjs", "postgres.cjs", LEASE),
-        ("cloudflare.js", "esm", "cloudflare.js", &["cloudflare:workers"]),
+        (
+            "cloudflare.js",
+            "esm",
+            "cloudflare.js",
+            &["cloudflare:workers"],
+        ),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
