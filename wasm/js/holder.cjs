@@ -11,51 +11,23 @@
 //
 // whose errors carry the protocol's code word at the start of their message (`LEASED`,
 // `CONFIG`, `LOST`), as the scripts and the SQL functions raise them.
-const { randomBytes } = require("node:crypto");
 const { hostname } = require("node:os");
 const { performance } = require("node:perf_hooks");
-const { Snowdrift, layoutInfo, maxIdAt } = require("./node.cjs");
+const api = require("./node.cjs");
 // Bundled in by `cargo xtask npm` (node.cjs stays a separate file: one wasm instance).
-const { describe, wrongType, optInt, strArg, optFn, options: checkOptions } = require("./check.mjs");
+const {
+  acquireArgs,
+  codeOf,
+  leaseGenerator,
+  leaseOptions: checkLease,
+  newToken,
+  storeError,
+} = require("./lease-rules.mjs");
 
-/** The options of `leaseNode`, whatever the store. */
-const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock"];
-// Generator options a lease decides itself.
-const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
-const MAX_NODE_BITS = 32;
 // While a new (or data-lost) space's first lease is not yet usable, renew this often.
 const USABLE_POLL_MS = 100;
 // How long releasing on a signal or at exit may hold the process.
 const EXIT_RELEASE_MS = 1000;
-const CODE = /^(LEASED|CONFIG|LOST) /;
-
-/** What a lease needs to know of a layout (from the core, `layoutInfo`): its node bits,
- * epoch and tick, and `text`, the layout as the space records it: the same text the Rust
- * crate's `Space::layout_text` gives, so Rust and Node clients of one layout share a space. */
-function layoutFacts(layout) {
-  const { timeBits, nodeBits, sequenceBits, unitMs, epochMs, order: o } = layoutInfo(layout);
-  if (nodeBits > MAX_NODE_BITS) {
-    throw new RangeError(`the layout has ${nodeBits} node bits; leases cover at most ${MAX_NODE_BITS}`);
-  }
-  // With an empty node or sequence field the order cannot be seen in an ID: Rust names it
-  // "node above sequence" then.
-  const order =
-    nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
-  const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
-  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
-}
-
-/** The protocol's code word of a store's error (`LEASED`, `CONFIG`, `LOST`), if any. */
-const codeOf = (e) => CODE.exec(e?.message ?? "")?.[1];
-
-/** A store's error as the error a user sees: the code word stripped; LEASED and CONFIG
- * are RangeErrors (the space is full, the settings disagree). */
-function storeError(e) {
-  const code = codeOf(e);
-  if (code === undefined) return e;
-  const message = e.message.slice(code.length + 1);
-  return code === "LOST" ? new Error(message) : new RangeError(message);
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -236,24 +208,20 @@ class Lease {
   /** The generator of this lease (one per lease: a second would repeat IDs). Options as
    * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
   generator(options) {
-    // Its keys are checked by new Snowdrift; those the lease sets, here.
-    options = options ?? {};
-    if (typeof options !== "object" || Array.isArray(options))
-      throw wrongType("generator options", "an object", options);
-    for (const k of FIXED) {
-      if (options[k] !== undefined) throw new RangeError(`option ${describe(k)} is the lease's to set`);
-    }
     if (this.state !== "live") throw this.error;
     if (this.#gen !== undefined) {
       throw new Error(`${this.#what()} already has its generator (one per lease: a second would repeat IDs)`);
     }
-    const opts = { clock: this.#clock, ...options, layout: this.#layout, node: this.node };
-    if (opts.clock === undefined) delete opts.clock;
-    if (this.notBefore >= this.#facts.epochMs) opts.resumeAfter = maxIdAt(this.notBefore, this.#layout);
-    const gen = new Snowdrift(opts);
-    gen.setFenceMs(this.until);
-    this.#gen = gen;
-    return gen;
+    const lease = {
+      clock: this.#clock,
+      layout: this.#layout,
+      facts: this.#facts,
+      node: this.node,
+      notBefore: this.notBefore,
+      until: this.until,
+    };
+    this.#gen = leaseGenerator(api, lease, options);
+    return this.#gen;
   }
 
   /** Stops the generator and hands the id on (the next holder starts after the newest ID
@@ -273,45 +241,18 @@ class Lease {
 }
 Object.defineProperty(Lease, "name", { value: "Lease" });
 
-/** Checks `leaseNode`'s options (before any call to the store): the space's name passes
- * `checkSpace` too, the store's own rule for names; `extra` names the store's own
- * options, which the store checks. */
-function leaseOptions(options, checkSpace, extra = []) {
-  options = checkOptions("leaseNode", options, [...OPTIONS, ...extra]);
-  const space = strArg("key", options.key);
-  if (space.length === 0) throw new RangeError("key must not be empty");
-  checkSpace(space);
-  const facts = layoutFacts(options.layout);
-  const ttl = optInt(options, "ttlMs", 100, 86_400_000, 10_000);
-  const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
-  if (options.skewMs === undefined && maxSkew < 1000) {
-    throw new RangeError(
-      `skewMs 1000 (the default) is outside the allowed range 0..=${maxSkew} (below ttlMs / 2): give skewMs`,
-    );
-  }
-  const skew = optInt(options, "skewMs", 0, maxSkew, 1000);
-  const renewEvery = optInt(options, "renewEveryMs", 1, ttl - skew - 1, Math.floor(ttl / 3));
-  const holder = strArg("holder", options.holder ?? `node pid ${process.pid} on ${hostname()}`);
-  optFn("clock", options.clock, "a function returning Unix milliseconds");
-  return { space, facts, ttl, skew, renewEvery, holder, layout: options.layout, clock: options.clock };
-}
+/** Checks `leaseNode`'s options (before any call to the store). */
+const leaseOptions = (options, checkSpace, extra) =>
+  checkLease(api, options, { checkSpace, extra, holder: `node pid ${process.pid} on ${hostname()}` });
 
 /** Leases a node id of the space `o.space` from `store` (options checked by
  * `leaseOptions`); resolves once the lease is usable. */
 async function lease(store, o) {
-  const token = randomBytes(16).toString("hex");
+  const token = newToken();
   const sentAt = performance.now();
   let grant;
   try {
-    grant = await store.acquire({
-      space: o.space,
-      capacity: o.facts.capacity,
-      ttl: o.ttl,
-      skew: o.skew,
-      token,
-      holder: o.holder,
-      layout: o.facts.text,
-    });
+    grant = await store.acquire(acquireArgs(o, token));
   } catch (e) {
     throw storeError(e);
   }

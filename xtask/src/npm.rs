@@ -38,6 +38,7 @@ const BUNDLED: &[&str] = &[
     "api.mjs",
     "host.mjs",
     "check.mjs",
+    "lease-rules.mjs",
     "index.js",
     "browser.js",
     "holder.cjs",
