@@ -19,6 +19,8 @@ import { leaseNode } from "snowdrift/redis";
 import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
 import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
 import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
+import { SnowdriftLeases, leased as leasedPerIsolate, leaseNode as leaseFromObject } from "snowdrift/cloudflare";
+import type { LeasesNamespace, WaitUntil } from "snowdrift/cloudflare";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -90,6 +92,17 @@ async function leasedFromPostgres(pool: PostgresClient): Promise<[bigint, number
 }
 // @ts-expect-error schema is a string
 leasePostgres({ query: async () => ({}) }, { key: "k", schema: 3 });
+// snowdrift/cloudflare: a lease per isolate from a Durable Object, kept per request.
+const orderIds = leasedPerIsolate("LEASES", { key: "ids:orders", layout: "twitter", ttlMs: 60_000 });
+async function fromWorker(env: { LEASES: LeasesNamespace }, ctx: WaitUntil): Promise<[string, bigint]> {
+  const generator: Snowdrift = await orderIds(env, ctx);
+  const lease = await leaseFromObject(env.LEASES, { key: "ids:other", ttlMs: 30_000 });
+  await lease.keep(ctx);
+  const id: bigint = lease.generator().next();
+  await lease.release();
+  return [generator.nextString(), id];
+}
+class Leases extends SnowdriftLeases {}
 const fromBrowser: Parts = decodeBrowser(id);
 
 // @ts-expect-error a node id is a number or a function giving one, not a string

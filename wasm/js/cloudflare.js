@@ -1,5 +1,7 @@
-// `snowdrift/cloudflare`: the node id lease protocol of lease/PROTOCOL.md as a Durable
-// Object, for Cloudflare Workers. One object per space (`namespace.idFromName(space)`)
+// `snowdrift/cloudflare`: node id leases for Cloudflare Workers. The store is the
+// Durable Object below; the client (`leaseNode`, `leased`, at the end of this file) turns
+// a lease from it into a fenced generator per isolate. The protocol is lease/PROTOCOL.md,
+// as a Durable Object. One object per space (`namespace.idFromName(space)`)
 // keeps the space's records in its SQLite storage and answers the protocol's four calls
 // over RPC: acquire, renew, release and list, with the replies and the error texts of the
 // Redis scripts (`lease/lua/*.lua`), so one client-side mapper serves every store.
@@ -21,6 +23,8 @@
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
+import { acquireArgs, codeOf, leaseGenerator, leaseOptions, newToken, storeError } from "./lease-rules.mjs";
+import * as api from "./workerd.js";
 
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
 const MAX_CAPACITY = 2 ** 32;
@@ -278,4 +282,244 @@ export class SnowdriftLeases extends DurableObject {
       )
       .toArray()[0];
   }
+}
+
+// ---- The Workers client ----------------------------------------------------------------
+// Workers have no timers between requests, so the holder of lease/PROTOCOL.md runs
+// lazily: every request calls `keep(ctx)`, a comparison of the isolate's clock against
+// the newest successful renewal, and one object call when a renewal is due (in the
+// background through `ctx.waitUntil` while the lease has time to spare, awaited when it
+// has little). The lapse is checked there too. An isolate that is evicted never
+// releases: its lease ends by its TTL, and the id goes to the next isolate after its
+// fence. Between calls of `keep`, the fence (in ID time, from the object's clock) is what
+// stops the generator.
+
+// While a new (or wiped) space's first lease is not yet usable, renew this often.
+const USABLE_POLL_MS = 100;
+// A Worker's leases last at most a day, as in Node.
+const MAX_LEASE_TTL_MS = 86_400_000;
+
+/** The protocol's calls on a Durable Object namespace bound to `SnowdriftLeases` (one
+ * object per space), as every holder takes them (lease-rules.mjs). */
+export function durableObjectStore(namespace) {
+  if (typeof namespace?.idFromName !== "function" || typeof namespace?.get !== "function") {
+    throw wrongType("the Durable Object namespace", "a binding of the SnowdriftLeases class (env.LEASES)", namespace);
+  }
+  const stub = (space) => namespace.get(namespace.idFromName(space));
+  return {
+    name: "Durable Object",
+    async acquire(a) {
+      const { node, notBefore, until } = await stub(a.space).acquire(a);
+      return { node, notBefore, until };
+    },
+    async renew(t, ttl) {
+      return (await stub(t.space).renew({ ...t, ttl })).until;
+    },
+    release: (t, issued) => stub(t.space).release({ ...t, issued }),
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A node id leased from a `SnowdriftLeases` object, for one isolate. Made by
+ * `leaseNode`; kept by calling `keep(ctx)` in every request that uses its generator. */
+export class Lease {
+  #store;
+  #ticket;
+  #o;
+  #gen;
+  #okSentAt; // performance.now() when the newest successful renewal was sent
+  #renewing;
+  #released;
+  #controller = new AbortController();
+
+  constructor(store, o, token, sentAt, grant) {
+    this.#store = store;
+    this.#o = o;
+    this.#ticket = { space: o.space, node: grant.node, token };
+    this.#okSentAt = sentAt;
+    /** The node id. */
+    this.node = grant.node;
+    /** The ID time (Unix ms) this lease never issues at or before. */
+    this.notBefore = grant.notBefore;
+    /** The fence: the lease's end (Unix ms of the object's clock); IDs are timed before it. */
+    this.until = grant.until;
+    /** "live", "lapsed", "lost" or "released". */
+    this.state = "live";
+    /** Why the lease stopped (undefined while live). */
+    this.error = undefined;
+  }
+
+  /** Aborted when the lease stops, with `error` as its reason. */
+  get signal() {
+    return this.#controller.signal;
+  }
+
+  #what() {
+    return `lease of node ${this.node} of '${this.#o.space}'`;
+  }
+
+  /** Renews until the lease has a tick to issue in (a new space's first `skew` ms). */
+  async _usable() {
+    const { ttl, skew } = this.#o;
+    const deadline = performance.now() + ttl + skew;
+    while (this.until - this.notBefore <= this.#o.facts.tickMs) {
+      if (performance.now() > deadline) {
+        throw new Error(
+          `${this.#what()} is not usable after ${ttl + skew} ms (fence ${this.until}, not before ${this.notBefore})`,
+        );
+      }
+      await sleep(USABLE_POLL_MS);
+      await this.#renew();
+      if (this.state !== "live") throw this.error;
+    }
+  }
+
+  /** One renewal (one at a time); failures other than LOST are left for the next `keep`. */
+  #renew() {
+    this.#renewing ??= (async () => {
+      const sentAt = performance.now();
+      try {
+        const until = await this.#store.renew(this.#ticket, this.#o.ttl);
+        if (this.state !== "live") return;
+        if (until > this.until) this.until = until;
+        this.#gen?.setFenceMs(this.until);
+        if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
+      } catch (e) {
+        if (codeOf(e) === "LOST") this.#stop("lost", storeError(e));
+      } finally {
+        this.#renewing = undefined;
+      }
+    })();
+    return this.#renewing;
+  }
+
+  #stop(state, error) {
+    if (this.state !== "live") return;
+    this.#gen?.setFenceMs(0);
+    this.state = state;
+    this.error = error;
+    this.#controller.abort(error);
+  }
+
+  /**
+   * The per-request check, cheap unless a renewal is due: lapses the lease when no
+   * renewal succeeded for `ttl - skew` ms, renews when `renewEvery` ms have passed since
+   * the newest successful renewal (in the background through `ctx.waitUntil` while more
+   * than half of the lease's time is left, else awaited), and throws the lease's error
+   * once it stopped.
+   */
+  async keep(ctx) {
+    if (this.state === "live") {
+      const { ttl, skew, renewEvery } = this.#o;
+      const since = performance.now() - this.#okSentAt;
+      const limit = ttl - skew;
+      if (since >= limit) {
+        this.#stop(
+          "lapsed",
+          new Error(`${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${ttl} ms, skew ${skew} ms)`),
+        );
+      } else if (since >= renewEvery) {
+        const renewal = this.#renew();
+        if (since < limit / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(renewal);
+        else await renewal;
+      }
+    }
+    if (this.state !== "live") throw this.error;
+  }
+
+  /** The generator of this lease (one per lease: a second would repeat IDs). Options as
+   * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
+  generator(options) {
+    if (this.state !== "live") throw this.error;
+    if (this.#gen !== undefined) {
+      throw new Error(`${this.#what()} already has its generator (one per lease: a second would repeat IDs)`);
+    }
+    const o = this.#o;
+    const lease = {
+      clock: o.clock,
+      layout: o.layout,
+      facts: o.facts,
+      node: this.node,
+      notBefore: this.notBefore,
+      until: this.until,
+    };
+    this.#gen = leaseGenerator(api, lease, options);
+    return this.#gen;
+  }
+
+  /** Stops the generator and hands the id on (the next holder starts after the newest ID
+   * issued). Idempotent; resolves for a lease already lost. */
+  release() {
+    this.#released ??= (async () => {
+      this.#stop("released", new Error(`${this.#what()} was released`));
+      if (this.state === "lost") return;
+      this.state = "released";
+      const issued = Math.max(this.notBefore, this.#gen?.issuedThroughMs ?? 0);
+      await this.#store.release(this.#ticket, issued);
+    })();
+    return this.#released;
+  }
+}
+
+/**
+ * Leases a node id of the space `options.key` from the `SnowdriftLeases` objects bound
+ * as `namespace` (`env.LEASES`); resolves once the lease is usable. Options as
+ * `snowdrift/redis`'s `leaseNode`.
+ */
+export async function leaseNode(namespace, options) {
+  const o = leaseOptions(api, options, { holder: "worker isolate", maxTtlMs: MAX_LEASE_TTL_MS });
+  const store = durableObjectStore(namespace);
+  const token = newToken();
+  const sentAt = performance.now();
+  let grant;
+  try {
+    grant = await store.acquire(acquireArgs(o, token));
+  } catch (e) {
+    throw storeError(e);
+  }
+  const lease = new Lease(store, o, token, sentAt, grant);
+  try {
+    await lease._usable();
+  } catch (e) {
+    await lease.release().catch(() => {});
+    throw e;
+  }
+  return lease;
+}
+
+/**
+ * One fenced generator per isolate, leased and kept lazily: `const ids = leased("LEASES",
+ * options)` at module level, then `const generator = await ids(env, ctx)` in each request.
+ * It leases on first use, calls `keep(ctx)` on every call, and leases again (a new node id,
+ * fenced like any other) after the lease lapsed or was lost.
+ */
+export function leased(binding, options, generatorOptions) {
+  strArg("binding", binding);
+  let current; // a promise of { lease, generator }
+  return async (env, ctx) => {
+    const namespace = env?.[binding];
+    if (namespace === undefined) throw new TypeError(`env.${binding} is not bound (a SnowdriftLeases namespace)`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      current ??= leaseNode(namespace, options).then((lease) => ({
+        lease,
+        generator: lease.generator(generatorOptions),
+      }));
+      let held;
+      try {
+        held = await current;
+      } catch (e) {
+        current = undefined; // the next request tries again
+        throw e;
+      }
+      try {
+        await held.lease.keep(ctx);
+        return held.generator;
+      } catch (e) {
+        if (held.lease.state === "live") throw e;
+        if (current !== undefined && (await current) === held) current = undefined;
+      }
+    }
+    throw new Error(`no live lease of '${options?.key}' after leasing again`);
+  };
 }
