@@ -23,7 +23,7 @@
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
-import { acquireArgs, codeOf, leaseGenerator, leaseOptions, newToken, storeError } from "./lease-rules.mjs";
+import { HeldLease, acquireLease, leaseOptions } from "./lease-rules.mjs";
 import * as api from "./workerd.js";
 
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
@@ -294,8 +294,6 @@ export class SnowdriftLeases extends DurableObject {
 // fence. Between calls of `keep`, the fence (in ID time, from the object's clock) is what
 // stops the generator.
 
-// While a new (or wiped) space's first lease is not yet usable, renew this often.
-const USABLE_POLL_MS = 100;
 // A Worker's leases last at most a day, as in Node.
 const MAX_LEASE_TTL_MS = 86_400_000;
 
@@ -319,146 +317,33 @@ export function durableObjectStore(namespace) {
   };
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A node id leased from a `SnowdriftLeases` object, for one isolate. Made by
- * `leaseNode`; kept by calling `keep(ctx)` in every request that uses its generator. */
-export class Lease {
-  #store;
-  #ticket;
-  #o;
-  #gen;
-  #okSentAt; // performance.now() when the newest successful renewal was sent
+/** A node id leased from a `SnowdriftLeases` object, for one isolate: the holder of
+ * lease-rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator. */
+export class Lease extends HeldLease {
   #renewing;
-  #released;
-  #controller = new AbortController();
-
-  constructor(store, o, token, sentAt, grant) {
-    this.#store = store;
-    this.#o = o;
-    this.#ticket = { space: o.space, node: grant.node, token };
-    this.#okSentAt = sentAt;
-    /** The node id. */
-    this.node = grant.node;
-    /** The ID time (Unix ms) this lease never issues at or before. */
-    this.notBefore = grant.notBefore;
-    /** The fence: the lease's end (Unix ms of the object's clock); IDs are timed before it. */
-    this.until = grant.until;
-    /** "live", "lapsed", "lost" or "released". */
-    this.state = "live";
-    /** Why the lease stopped (undefined while live). */
-    this.error = undefined;
-  }
-
-  /** Aborted when the lease stops, with `error` as its reason. */
-  get signal() {
-    return this.#controller.signal;
-  }
-
-  #what() {
-    return `lease of node ${this.node} of '${this.#o.space}'`;
-  }
-
-  /** Renews until the lease has a tick to issue in (a new space's first `skew` ms). */
-  async _usable() {
-    const { ttl, skew } = this.#o;
-    const deadline = performance.now() + ttl + skew;
-    while (this.until - this.notBefore <= this.#o.facts.tickMs) {
-      if (performance.now() > deadline) {
-        throw new Error(
-          `${this.#what()} is not usable after ${ttl + skew} ms (fence ${this.until}, not before ${this.notBefore})`,
-        );
-      }
-      await sleep(USABLE_POLL_MS);
-      await this.#renew();
-      if (this.state !== "live") throw this.error;
-    }
-  }
-
-  /** One renewal (one at a time); failures other than LOST are left for the next `keep`. */
-  #renew() {
-    this.#renewing ??= (async () => {
-      const sentAt = performance.now();
-      try {
-        const until = await this.#store.renew(this.#ticket, this.#o.ttl);
-        if (this.state !== "live") return;
-        if (until > this.until) this.until = until;
-        this.#gen?.setFenceMs(this.until);
-        if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
-      } catch (e) {
-        if (codeOf(e) === "LOST") this.#stop("lost", storeError(e));
-      } finally {
-        this.#renewing = undefined;
-      }
-    })();
-    return this.#renewing;
-  }
-
-  #stop(state, error) {
-    if (this.state !== "live") return;
-    this.#gen?.setFenceMs(0);
-    this.state = state;
-    this.error = error;
-    this.#controller.abort(error);
-  }
 
   /**
    * The per-request check, cheap unless a renewal is due: lapses the lease when no
    * renewal succeeded for `ttl - skew` ms, renews when `renewEvery` ms have passed since
-   * the newest successful renewal (in the background through `ctx.waitUntil` while more
-   * than half of the lease's time is left, else awaited), and throws the lease's error
-   * once it stopped.
+   * the newest successful renewal (in the background through `ctx.waitUntil` while less
+   * than half of `ttl - skew` has passed, else awaited; one at a time), and throws the
+   * lease's error once it stopped.
    */
   async keep(ctx) {
     if (this.state === "live") {
-      const { ttl, skew, renewEvery } = this.#o;
-      const since = performance.now() - this.#okSentAt;
-      const limit = ttl - skew;
-      if (since >= limit) {
-        this.#stop(
-          "lapsed",
-          new Error(`${this.#what()} lapsed: no renewal succeeded for ${limit} ms (ttl ${ttl} ms, skew ${skew} ms)`),
-        );
+      const { ttl, skew, renewEvery } = this._options;
+      const since = this._sinceRenewal();
+      if (since >= ttl - skew) {
+        this._lapse();
       } else if (since >= renewEvery) {
-        const renewal = this.#renew();
-        if (since < limit / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(renewal);
-        else await renewal;
+        this.#renewing ??= this._renew().finally(() => {
+          this.#renewing = undefined;
+        });
+        if (since < (ttl - skew) / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(this.#renewing);
+        else await this.#renewing;
       }
     }
     if (this.state !== "live") throw this.error;
-  }
-
-  /** The generator of this lease (one per lease: a second would repeat IDs). Options as
-   * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
-  generator(options) {
-    if (this.state !== "live") throw this.error;
-    if (this.#gen !== undefined) {
-      throw new Error(`${this.#what()} already has its generator (one per lease: a second would repeat IDs)`);
-    }
-    const o = this.#o;
-    const lease = {
-      clock: o.clock,
-      layout: o.layout,
-      facts: o.facts,
-      node: this.node,
-      notBefore: this.notBefore,
-      until: this.until,
-    };
-    this.#gen = leaseGenerator(api, lease, options);
-    return this.#gen;
-  }
-
-  /** Stops the generator and hands the id on (the next holder starts after the newest ID
-   * issued). Idempotent; resolves for a lease already lost. */
-  release() {
-    this.#released ??= (async () => {
-      this.#stop("released", new Error(`${this.#what()} was released`));
-      if (this.state === "lost") return;
-      this.state = "released";
-      const issued = Math.max(this.notBefore, this.#gen?.issuedThroughMs ?? 0);
-      await this.#store.release(this.#ticket, issued);
-    })();
-    return this.#released;
   }
 }
 
@@ -469,23 +354,7 @@ export class Lease {
  */
 export async function leaseNode(namespace, options) {
   const o = leaseOptions(api, options, { holder: "worker isolate", maxTtlMs: MAX_LEASE_TTL_MS });
-  const store = durableObjectStore(namespace);
-  const token = newToken();
-  const sentAt = performance.now();
-  let grant;
-  try {
-    grant = await store.acquire(acquireArgs(o, token));
-  } catch (e) {
-    throw storeError(e);
-  }
-  const lease = new Lease(store, o, token, sentAt, grant);
-  try {
-    await lease._usable();
-  } catch (e) {
-    await lease.release().catch(() => {});
-    throw e;
-  }
-  return lease;
+  return acquireLease((...args) => new Lease(api, ...args), durableObjectStore(namespace), o);
 }
 
 /**
