@@ -296,6 +296,9 @@ export class SnowdriftLeases extends DurableObject {
 
 // A Worker's leases last at most a day, as in Node.
 const MAX_LEASE_TTL_MS = 86_400_000;
+// Names this isolate in the holders `list` shows (module state is per isolate). Made on
+// first use: Workers refuse random values in a module's global scope.
+let isolate;
 
 /** The protocol's calls on a Durable Object namespace bound to `SnowdriftLeases` (one
  * object per space), as every holder takes them (lease-rules.mjs). */
@@ -353,7 +356,10 @@ export class Lease extends HeldLease {
  * `snowdrift/redis`'s `leaseNode`.
  */
 export async function leaseNode(namespace, options) {
-  const o = leaseOptions(api, options, { holder: "worker isolate", maxTtlMs: MAX_LEASE_TTL_MS });
+  const o = leaseOptions(api, options, {
+    holder: `worker isolate ${(isolate ??= crypto.randomUUID().slice(0, 8))}`,
+    maxTtlMs: MAX_LEASE_TTL_MS,
+  });
   return acquireLease((...args) => new Lease(api, ...args), durableObjectStore(namespace), o);
 }
 
