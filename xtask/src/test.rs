@@ -275,6 +275,17 @@ fn no_std() -> Result {
         "atomic",
         "--target",
         "thumbv7em-none-eabihf",
+    ])?;
+    // Sealing (AES in software) on the smallest core.
+    cargo(&[
+        "build",
+        "-p",
+        "snowdrift",
+        "--no-default-features",
+        "--features",
+        "seal",
+        "--target",
+        "thumbv6m-none-eabi",
     ])
 }
 
