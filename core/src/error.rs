@@ -32,6 +32,7 @@ pub enum Field {
     /// A whole ID.
     Id,
     /// A sealed ID (see `Sealer`, feature `seal`).
+    #[cfg(feature = "seal")]
     Sealed,
 }
 
@@ -44,6 +45,7 @@ impl Field {
             Field::Worker => "worker id",
             Field::Sequence => "sequence",
             Field::Id => "id",
+            #[cfg(feature = "seal")]
             Field::Sealed => "sealed id",
         }
     }
@@ -178,9 +180,12 @@ pub(crate) enum Repr {
         max: u64,
     },
     Layout(Rejected),
+    // Made only by `Sealer`: without the feature, no build links their messages.
+    #[cfg(feature = "seal")]
     KeyLength {
         len: u64,
     },
+    #[cfg(feature = "seal")]
     TweakTooLong {
         len: u64,
     },
@@ -286,7 +291,9 @@ impl Error {
             Repr::SameNode { .. } => ErrorKind::SameNode,
             Repr::OutOfRange { .. } => ErrorKind::OutOfRange,
             Repr::ResumeOutOfRange { .. } => ErrorKind::ResumeOutOfRange,
+            #[cfg(feature = "seal")]
             Repr::KeyLength { .. } => ErrorKind::KeyLength,
+            #[cfg(feature = "seal")]
             Repr::TweakTooLong { .. } => ErrorKind::TweakTooLong,
             Repr::Layout(r) => match r.check {
                 LayoutCheck::NoTimeBits => ErrorKind::NoTimeBits,
@@ -331,6 +338,7 @@ impl Error {
         match self.0 {
             Repr::OutOfRange { value, .. } | Repr::ResumeOutOfRange { value, .. } => Some(value),
             Repr::SameNode { node } => Some(node),
+            #[cfg(feature = "seal")]
             Repr::KeyLength { len } | Repr::TweakTooLong { len } => Some(len),
             Repr::Layout(Rejected {
                 check:
@@ -370,6 +378,7 @@ impl Error {
     pub const fn max(&self) -> Option<u64> {
         match self.0 {
             Repr::OutOfRange { max, .. } | Repr::ResumeOutOfRange { max, .. } => Some(max),
+            #[cfg(feature = "seal")]
             Repr::TweakTooLong { .. } => Some(u32::MAX as u64),
             Repr::Layout(r) => match r.check {
                 LayoutCheck::SequenceTooWide => Some(32),
@@ -555,9 +564,9 @@ impl Error {
                     Field::Time => {
                         "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
                     }
-                    Field::Id | Field::Sealed => {
-                        "\x05 \x01 does not fit the layout's \x04 bits (max \x02)"
-                    }
+                    Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
+                    #[cfg(feature = "seal")]
+                    Field::Sealed => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
                     _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
                 };
                 (template, [value, max, min, bits])
@@ -579,10 +588,12 @@ impl Error {
                 },
                 [value, max, 0, 0],
             ),
+            #[cfg(feature = "seal")]
             Repr::KeyLength { len } => (
                 "key of \x01 bytes: AES keys are 16, 24 or 32 bytes",
                 [len, 0, 0, 0],
             ),
+            #[cfg(feature = "seal")]
             Repr::TweakTooLong { len } => ("tweak of \x01 bytes (max 4294967295)", [len, 0, 0, 0]),
             Repr::PastFence { time_ms, fence_ms } => (
                 "next ID at \x01 ms is not before the fence at \x02 ms",

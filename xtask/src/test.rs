@@ -219,6 +219,7 @@ fn core_tests() -> Result {
 
 fn vectors() -> Result {
     // The vectors come from an independent Python implementation; check they are current.
+    util::ensure_python_packages()?;
     util::run("python3", &["tests/vectors/generate.py", "--check"])
 }
 
