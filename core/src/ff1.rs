@@ -13,7 +13,8 @@
 //! round and every call, so [`Ff1::new`] runs the MAC over it once and keeps the chaining
 //! value: a round is then one AES block encryption, and a call ten.
 
-use aes::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockEncrypt, BlockSizeUser, KeyInit, generic_array::GenericArray};
 use aes::{Aes128, Aes192, Aes256};
 
 /// AES with a 128-, 192- or 256-bit key.
@@ -36,7 +37,6 @@ impl Aes {
     }
 
     /// Encrypts one block in place.
-    #[inline]
     pub(crate) fn encrypt(&self, block: &mut [u8; 16]) {
         let block = GenericArray::from_mut_slice(block);
         match self {
@@ -47,23 +47,32 @@ impl Aes {
     }
 }
 
+/// One AES block encryption of a block held as a big-endian `u128`.
+#[inline(always)]
+fn encrypt_u128<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(cipher: &C, block: u128) -> u128 {
+    let mut bytes = GenericArray::from(block.to_be_bytes());
+    cipher.encrypt_block(&mut bytes);
+    u128::from_be_bytes(bytes.into())
+}
+
 /// FF1 under one key, for one radix, length and tweak.
 #[derive(Clone)]
 pub(crate) struct Ff1 {
     aes: Aes,
-    /// The CBC-MAC chaining value after `P` and every block of `Q` but the last.
-    chain: [u8; 16],
-    /// `Q`'s last block with the round number and `NUM_radix(B)` left zero: the tweak's
-    /// tail and padding.
-    last: [u8; 16],
+    /// The CBC-MAC chaining value after `P` and every block of `Q` but the last, xored
+    /// with `Q`'s last block as it is before the round number and `NUM_radix(B)` go in
+    /// (the tweak's tail and padding, zeros where they go): a round's AES input is this
+    /// xor `[i] << 8b` xor `NUM_radix(B)`.
+    base: u128,
     /// `radix^u` and `radix^v`: the halves' moduli (at most 2^64).
     pow_u: u128,
     pow_v: u128,
     /// Whether the radix is a power of two (reductions are masks).
     binary: bool,
-    /// Bytes of `NUM_radix(B)` in `Q` (FF1's `b`) and of `S` used (`d`).
-    b: usize,
-    d: usize,
+    /// Bits of `NUM_radix(B)` in `Q` (8 times FF1's `b`), and of `R` past the `d` bytes
+    /// of `S` (128 - 8d).
+    b_bits: u32,
+    s_shift: u32,
 }
 
 impl Ff1 {
@@ -130,50 +139,70 @@ impl Ff1 {
         }
         Some(Ff1 {
             aes,
-            chain,
-            last,
+            base: u128::from_be_bytes(chain) ^ u128::from_be_bytes(last),
             pow_u,
             pow_v,
             binary: radix.is_power_of_two(),
-            b,
-            d,
+            b_bits: 8 * b as u32,
+            s_shift: 128 - 8 * d as u32,
         })
     }
 
     /// `NUM_2(S) mod radix^m` for round `i` with the half `x` (`NUM_radix` of B when
     /// encrypting, of A when decrypting) in `Q`.
-    #[inline]
-    fn round(&self, i: u8, x: u64, pow: u128) -> u128 {
-        let mut block = self.last;
-        block[15 - self.b] = i;
-        let x = x.to_be_bytes();
-        // The low `b` bytes of x: b ≤ 8, as x < radix^v ≤ 2^64.
-        for (to, from) in block[16 - self.b..].iter_mut().zip(&x[8 - self.b..]) {
-            *to = *from;
-        }
-        for (to, c) in block.iter_mut().zip(&self.chain) {
-            *to ^= c;
-        }
-        self.aes.encrypt(&mut block);
-        // y = NUM_2(S) with S = R[..d], d ≤ 12.
-        let y = block[..self.d]
-            .iter()
-            .fold(0u128, |y, &byte| (y << 8) | u128::from(byte));
+    #[inline(always)]
+    fn round<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
+        &self,
+        cipher: &C,
+        i: u8,
+        x: u64,
+        pow: u128,
+    ) -> u128 {
+        // x < radix^v ≤ 2^(8b): it fills `Q`'s last b bytes, the round number the one before.
+        let r = encrypt_u128(
+            cipher,
+            self.base ^ (u128::from(i) << self.b_bits) ^ u128::from(x),
+        );
+        // y = NUM_2(S), S = R[..d] (d ≤ 12).
+        let y = r >> self.s_shift;
         if self.binary { y & (pow - 1) } else { y % pow }
     }
 
     /// The modulus of round `i`: `radix^u` in even rounds, `radix^v` in odd ones.
-    #[inline]
+    #[inline(always)]
     fn modulus(&self, i: u8) -> u128 {
         if i % 2 == 0 { self.pow_u } else { self.pow_v }
     }
 
     /// Encrypts the numeral string whose halves have the values `a` (below radix^u) and
     /// `b` (below radix^v); returns the halves of the result.
-    pub(crate) fn encrypt(&self, mut a: u64, mut b: u64) -> (u64, u64) {
+    pub(crate) fn encrypt(&self, a: u64, b: u64) -> (u64, u64) {
+        match &self.aes {
+            Aes::A128(c) => self.encrypt_with(c, a, b),
+            Aes::A192(c) => self.encrypt_with(c, a, b),
+            Aes::A256(c) => self.encrypt_with(c, a, b),
+        }
+    }
+
+    /// Decrypts: the inverse of [`encrypt`](Ff1::encrypt).
+    pub(crate) fn decrypt(&self, a: u64, b: u64) -> (u64, u64) {
+        match &self.aes {
+            Aes::A128(c) => self.decrypt_with(c, a, b),
+            Aes::A192(c) => self.decrypt_with(c, a, b),
+            Aes::A256(c) => self.decrypt_with(c, a, b),
+        }
+    }
+
+    #[inline(always)]
+    fn encrypt_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
+        &self,
+        cipher: &C,
+        mut a: u64,
+        mut b: u64,
+    ) -> (u64, u64) {
         for i in 0..10 {
             let pow = self.modulus(i);
-            let y = self.round(i, b, pow);
+            let y = self.round(cipher, i, b, pow);
             // (NUM(A) + y) mod radix^m, with A and y below radix^m.
             let mut c = u128::from(a) + y;
             if c >= pow {
@@ -185,11 +214,16 @@ impl Ff1 {
         (a, b)
     }
 
-    /// Decrypts: the inverse of [`encrypt`](Ff1::encrypt).
-    pub(crate) fn decrypt(&self, mut a: u64, mut b: u64) -> (u64, u64) {
+    #[inline(always)]
+    fn decrypt_with<C: BlockEncrypt + BlockSizeUser<BlockSize = U16>>(
+        &self,
+        cipher: &C,
+        mut a: u64,
+        mut b: u64,
+    ) -> (u64, u64) {
         for i in (0..10).rev() {
             let pow = self.modulus(i);
-            let y = self.round(i, a, pow);
+            let y = self.round(cipher, i, a, pow);
             // (NUM(B) - y) mod radix^m.
             let c = u128::from(b) + pow - y;
             let c = if c >= pow { c - pow } else { c };
