@@ -6,10 +6,13 @@
 // there were no service worker.
 const CACHE = "snowdrift-__BUILD__";
 const FILES = __FILES__;
+// Files loaded only when used (opening a sealed ID): kept once fetched, not at install.
+const LAZY = __LAZY__;
 
 // The page's own addresses: its folder ("./") and index.html in it, with any query.
 const PAGE = new URL("./", self.registration.scope).pathname;
-const OWN = new Set(FILES.map((f) => new URL(f, self.registration.scope).pathname));
+const OWN = new Set([...FILES, ...LAZY].map((f) => new URL(f, self.registration.scope).pathname));
+const LAZY_PATHS = new Set(LAZY.map((f) => new URL(f, self.registration.scope).pathname));
 OWN.add(`${PAGE}index.html`);
 
 self.addEventListener("install", (event) => {
@@ -45,6 +48,17 @@ self.addEventListener("fetch", (event) => {
     caches
       .open(CACHE)
       .then((c) => c.match(key, { ignoreSearch: true }))
-      .then((hit) => hit ?? fetch(request)),
+      .then((hit) => hit ?? fetchAndKeep(request, LAZY_PATHS.has(url.pathname))),
   );
 });
+
+/** The network's answer; a lazy file's good answer is kept for the next time, offline. */
+function fetchAndKeep(request, keep) {
+  return fetch(request).then((response) => {
+    if (keep && response.ok) {
+      const copy = response.clone();
+      caches.open(CACHE).then((c) => c.put(request, copy));
+    }
+    return response;
+  });
+}

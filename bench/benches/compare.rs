@@ -22,6 +22,13 @@
 //! - *Sustained*: each generator runs flat out for one second on its own real clock; only
 //!   correct IDs count (distinct across threads, increasing within each thread); best of
 //!   three runs.
+//! - *Seal*: `Sealer::seal` and `open` (FF1 over AES, no peer crate) against their floor in
+//!   the same run: the AES block encryptions FF1 needs for one 63-bit ID, timed alone.
+//!   FF1 makes ten rounds, each an AES-CBC-MAC over `P || Q`: two blocks for a short tweak
+//!   (`S` needs no more, `d` = 8 bytes ≤ 16), 20 in all; `P` and the tweak's whole blocks
+//!   are the same in every round, so `Sealer::new` MACs them once, leaving one block per
+//!   round that depends on the data: ten, each waiting for the one before. The floor is
+//!   ten such chained encryptions, under the same key size.
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -588,12 +595,13 @@ fn main() {
     let began = Instant::now();
     eprintln!("snowdrift benchmarks (about 45 s)");
     let (layout, policy) = (Layout::TWITTER, Policy::DEFAULT);
-    let sections: [(&str, Section); 5] = [
+    let sections: [(&str, Section); 6] = [
         ("real", real_clock),
         ("fake", fake_clocks),
         ("batch", batches),
         ("text", decode_and_text),
         ("sustained", sustained),
+        ("seal", seal),
     ];
     let mut rows = Vec::new();
     for (name, section) in sections {
@@ -603,6 +611,68 @@ fn main() {
     }
     print_table(&rows);
     eprintln!("benchmarks took {:.0} s", began.elapsed().as_secs_f64());
+}
+
+/// Sealed IDs against their floor: ten chained AES block encryptions.
+fn seal(layout: Layout, _: Policy) -> Vec<Row> {
+    use aes::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
+    let mut rows = Vec::new();
+    for (bits, key) in [(128, &[0x2b_u8; 16][..]), (256, &[0x2b_u8; 32][..])] {
+        progress(&format!(
+            "Sealer::seal and open, AES-{bits}, and their floor"
+        ));
+        let sealer = ok(snowdrift::Sealer::new(&layout, key, b"k1"));
+        let aes128 = aes::Aes128::new_from_slice(&key[..16]).ok();
+        let aes256 = aes::Aes256::new_from_slice(key).ok();
+        let ids: Vec<u64> = (0..1024u64)
+            .map(|i| (i << 22) | 1_541_815_603_606_036_480)
+            .collect();
+        let sealed: Vec<u64> = ids.iter().map(|&id| ok(sealer.seal(id))).collect();
+        let r = measure(
+            &mut [
+                looped_over(|i| {
+                    // Ten encryptions, each of the one before xored with the input.
+                    let mut block = GenericArray::from([0u8; 16]);
+                    block[8..].copy_from_slice(&ids[i].to_be_bytes());
+                    for round in 0..10u8 {
+                        block[7] ^= round;
+                        match (&aes128, &aes256) {
+                            (Some(c), _) if bits == 128 => c.encrypt_block(&mut block),
+                            (_, Some(c)) => c.encrypt_block(&mut block),
+                            _ => unreachable!(),
+                        }
+                    }
+                    black_box(block);
+                }),
+                looped_over(|i| {
+                    black_box(ok(sealer.seal(black_box(ids[i]))));
+                }),
+                looped_over(|i| {
+                    black_box(ok(sealer.open(black_box(sealed[i]))));
+                }),
+            ],
+            1,
+        );
+        rows.push(Row::ns(
+            &format!("floor: 10 chained AES-{bits} block encryptions (FF1's rounds)"),
+            r[0],
+            [None; 3],
+        ));
+        for (what, ns) in [("seal", r[1]), ("open", r[2])] {
+            rows.push(
+                Row::ns(
+                    &format!("`Sealer::{what}`, AES-{bits}, 63-bit ID"),
+                    ns,
+                    [None; 3],
+                )
+                .target(
+                    format!("≤ 1.5× floor (is {:.2}×)", ns / r[0]),
+                    ns <= 1.5 * r[0],
+                ),
+            );
+        }
+    }
+    rows
 }
 
 /// The clock alone, and next() on the real clock.

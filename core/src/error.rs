@@ -31,6 +31,9 @@ pub enum Field {
     Sequence,
     /// A whole ID.
     Id,
+    /// A sealed ID (see `Sealer`, feature `seal`).
+    #[cfg(feature = "seal")]
+    Sealed,
 }
 
 impl Field {
@@ -42,6 +45,8 @@ impl Field {
             Field::Worker => "worker id",
             Field::Sequence => "sequence",
             Field::Id => "id",
+            #[cfg(feature = "seal")]
+            Field::Sealed => "sealed id",
         }
     }
 }
@@ -113,6 +118,12 @@ pub enum ErrorKind {
     /// [`unit_ms`](Error::unit_ms)) spans more than `i64::MAX` milliseconds, so no epoch,
     /// not even 0, fits.
     TimeSpanTooLong,
+    /// A key whose length ([`value`](Error::value), in bytes) is not one AES takes: 16,
+    /// 24 or 32 bytes (feature `seal`).
+    KeyLength,
+    /// A tweak longer ([`value`](Error::value), in bytes) than FF1 allows
+    /// ([`max`](Error::max), 2^32 - 1 bytes) (feature `seal`).
+    TweakTooLong,
 }
 
 /// Why a generator did not hand out an ID, a layout was rejected, or a value does not fit
@@ -169,6 +180,15 @@ pub(crate) enum Repr {
         max: u64,
     },
     Layout(Rejected),
+    // Made only by `Sealer`: without the feature, no build links their messages.
+    #[cfg(feature = "seal")]
+    KeyLength {
+        len: u64,
+    },
+    #[cfg(feature = "seal")]
+    TweakTooLong {
+        len: u64,
+    },
 }
 
 /// Why a layout was rejected: which check failed, its numbers, and the message template,
@@ -271,6 +291,10 @@ impl Error {
             Repr::SameNode { .. } => ErrorKind::SameNode,
             Repr::OutOfRange { .. } => ErrorKind::OutOfRange,
             Repr::ResumeOutOfRange { .. } => ErrorKind::ResumeOutOfRange,
+            #[cfg(feature = "seal")]
+            Repr::KeyLength { .. } => ErrorKind::KeyLength,
+            #[cfg(feature = "seal")]
+            Repr::TweakTooLong { .. } => ErrorKind::TweakTooLong,
             Repr::Layout(r) => match r.check {
                 LayoutCheck::NoTimeBits => ErrorKind::NoTimeBits,
                 LayoutCheck::NoSequenceBits => ErrorKind::NoSequenceBits,
@@ -314,6 +338,8 @@ impl Error {
         match self.0 {
             Repr::OutOfRange { value, .. } | Repr::ResumeOutOfRange { value, .. } => Some(value),
             Repr::SameNode { node } => Some(node),
+            #[cfg(feature = "seal")]
+            Repr::KeyLength { len } | Repr::TweakTooLong { len } => Some(len),
             Repr::Layout(Rejected {
                 check:
                     LayoutCheck::SequenceTooWide
@@ -352,6 +378,8 @@ impl Error {
     pub const fn max(&self) -> Option<u64> {
         match self.0 {
             Repr::OutOfRange { max, .. } | Repr::ResumeOutOfRange { max, .. } => Some(max),
+            #[cfg(feature = "seal")]
+            Repr::TweakTooLong { .. } => Some(u32::MAX as u64),
             Repr::Layout(r) => match r.check {
                 LayoutCheck::SequenceTooWide => Some(32),
                 LayoutCheck::LayoutTooWide => Some(64),
@@ -537,6 +565,8 @@ impl Error {
                         "\x05 \x01 ms is outside the layout's range (\x03..=\x02 ms since the Unix epoch)"
                     }
                     Field::Id => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
+                    #[cfg(feature = "seal")]
+                    Field::Sealed => "\x05 \x01 does not fit the layout's \x04 bits (max \x02)",
                     _ => "\x05 \x01 does not fit in \x04 bits (max \x02)",
                 };
                 (template, [value, max, min, bits])
@@ -558,6 +588,13 @@ impl Error {
                 },
                 [value, max, 0, 0],
             ),
+            #[cfg(feature = "seal")]
+            Repr::KeyLength { len } => (
+                "key of \x01 bytes: AES keys are 16, 24 or 32 bytes",
+                [len, 0, 0, 0],
+            ),
+            #[cfg(feature = "seal")]
+            Repr::TweakTooLong { len } => ("tweak of \x01 bytes (max 4294967295)", [len, 0, 0, 0]),
             Repr::PastFence { time_ms, fence_ms } => (
                 "next ID at \x01 ms is not before the fence at \x02 ms",
                 [time_ms, fence_ms, 0, 0],

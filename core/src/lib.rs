@@ -34,6 +34,8 @@
 //!   counters, [`ManualClock`] for tests, [`FnClock`] for anything else.
 //! - [`text`]: decimal, hex, Crockford base32 and base62, without allocation.
 //! - `ObjectId` and `ObjectIdGenerator`: MongoDB ObjectIds (feature `objectid`).
+//! - `Sealer`: sealed public IDs, a keyed permutation of the ID space (NIST FF1 over
+//!   AES) that hides an ID's time and the gaps between IDs (feature `seal`).
 //!
 //! # Features
 //! - `std` (default): [`SystemClock`] and [`MonotonicClock`]. Errors implement
@@ -49,6 +51,10 @@
 //! - `objectid` (off by default): `ObjectId` and `ObjectIdGenerator`, for MongoDB's
 //!   12-byte ObjectIds, which are not Snowflake IDs:
 //!   `snowdrift = { version = "0.2", features = ["objectid"] }`.
+//! - `seal` (off by default): `Sealer`, which seals IDs into public IDs and opens them
+//!   with a secret AES key (NIST SP 800-38G FF1 in radix 2 over the layout's 63 or 64
+//!   bits, through RustCrypto's `aes`; AES-NI and ARMv8 AES where the CPU has them, else
+//!   constant-time software): `snowdrift = { version = "0.2", features = ["seal"] }`.
 //!
 //! # Building for other targets
 //! The crate builds with `default-features = false` for any target `core` supports:
@@ -83,6 +89,8 @@ mod batch;
 mod clock;
 mod engine;
 mod error;
+#[cfg(feature = "seal")]
+mod ff1;
 mod generator;
 mod history;
 mod id;
@@ -92,6 +100,8 @@ mod message;
 #[cfg(feature = "objectid")]
 mod objectid;
 mod policy;
+#[cfg(feature = "seal")]
+mod seal;
 #[cfg(feature = "atomic")]
 mod sync;
 pub mod text;
@@ -113,3 +123,5 @@ pub use message::Message;
 #[cfg(feature = "objectid")]
 pub use objectid::{ObjectId, ObjectIdGenerator};
 pub use policy::Policy;
+#[cfg(feature = "seal")]
+pub use seal::Sealer;

@@ -18,6 +18,8 @@ import { v7 as uuidv7 } from "uuid";
 import { ulid } from "ulid";
 import { ObjectId } from "bson";
 import { floor, decodeFloor } from "./floor.mjs";
+import { Sealer } from "snowdrift/seal";
+import { FF1 } from "@noble/ciphers/ff1.js";
 
 const require = createRequire(import.meta.url);
 const FlakeId = require("flake-idgen");
@@ -239,6 +241,34 @@ table(
   "snowdrift toBase32(id)",
 );
 
+// Sealed IDs: snowdrift/seal against @noble/ciphers' FF1 (radix 2, 63 numerals, most
+// significant bit first), the same AES-128 key, tweak and IDs; bigint in, bigint out for
+// both (noble works on arrays of digits: the conversions are part of its row).
+const sealKey = Uint8Array.from({ length: 16 }, (_, i) => i * 17);
+const sealTweak = Uint8Array.of(0x6b, 0x31);
+const sealer = new Sealer(sealKey, { layout: "default", tweak: sealTweak });
+const nobleFf1 = FF1(2, sealKey, sealTweak);
+const toBits = (x) => Array.from({ length: 63 }, (_, i) => Number((x >> BigInt(62 - i)) & 1n));
+const fromBits = (d) => d.reduce((v, b) => (v << 1n) | BigInt(b), 0n);
+const sealIds = ids.slice(0, 256);
+for (const id of sealIds.slice(0, 8)) {
+  if (fromBits(nobleFf1.encrypt(toBits(id))) !== sealer.seal(id)) throw new Error(`seal(${id}) differs from noble`);
+}
+const sealedIds = sealIds.map((id) => sealer.seal(id));
+const publicIds = sealIds.map((id) => sealer.sealString(id));
+const seal = table(
+  "sealed IDs: FF1 over AES-128, 63 bits (bursts of 100)",
+  [
+    ["snowdrift/seal seal(id)", (id) => sealer.seal(id), { inputs: sealIds, burst: 100 }],
+    ["snowdrift/seal open(sealed)", (x) => sealer.open(x), { inputs: sealedIds, burst: 100 }],
+    ['snowdrift/seal sealString(id) ("base62")', (id) => sealer.sealString(id), { inputs: sealIds, burst: 100 }],
+    ["snowdrift/seal openString(text)", (t) => sealer.openString(t), { inputs: publicIds, burst: 100 }],
+    ["@noble/ciphers FF1(2) encrypt", (id) => fromBits(nobleFf1.encrypt(toBits(id))), { inputs: sealIds, burst: 100 }],
+    ["@noble/ciphers FF1(2) decrypt", (x) => fromBits(nobleFf1.decrypt(toBits(x))), { inputs: sealedIds, burst: 100 }],
+  ],
+  "@noble/ciphers FF1(2) encrypt",
+);
+
 console.log("\nsustained: IDs in 1 s of back-to-back next() (layout ceiling 4,096,000/s)");
 for (const [name, fn, key] of [
   ['snowdrift, onClockBackwards: "wait"', () => sdWait.next()],
@@ -275,6 +305,16 @@ for (const f of browserFiles) {
   console.log(`  ${f.padEnd(44)}${String(bytes.length).padStart(8)} B raw ${String(g).padStart(8)} B gzip`);
 }
 console.log(`  ${"total".padEnd(44)}${String(raw).padStart(8)} B raw ${String(gz).padStart(8)} B gzip`);
+// snowdrift/seal's own files, loaded only by a page that imports it.
+let sealEntry = 0;
+for (const f of ["seal.js", "seal.wasm"]) {
+  const bytes = readFileSync(new URL(f, pkgDir));
+  const g = gzipSync(bytes, { level: 9 }).length;
+  sealEntry += g;
+  console.log(
+    `  ${`snowdrift/seal: ${f}`.padEnd(44)}${String(bytes.length).padStart(8)} B raw ${String(g).padStart(8)} B gzip`,
+  );
+}
 
 const verdict = (ok) => (ok ? "met" : "NOT met");
 const sdRatio = next.ratio["snowdrift next()"];
@@ -297,3 +337,11 @@ console.log(
   `    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec.ns["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`,
 );
 console.log(`  browser entry <= 10 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 10 * 1024)}`);
+const sealRatio = seal.ratio["snowdrift/seal seal(id)"];
+const openRatio = seal.ratio["snowdrift/seal open(sealed)"] / seal.ratio["@noble/ciphers FF1(2) decrypt"];
+console.log(
+  `  seal(id) <= 0.5x @noble/ciphers FF1 encrypt: ${sealRatio.toFixed(3)}x, ${verdict(sealRatio <= 0.5)} (open vs decrypt: ${openRatio.toFixed(3)}x)`,
+);
+console.log(
+  `  the default entry carries no sealing: ${browserFiles.some((f) => f.startsWith("seal")) ? "NOT met" : "met"} (snowdrift/seal: ${sealEntry} B gzip of its own)`,
+);

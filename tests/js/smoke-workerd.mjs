@@ -5,12 +5,18 @@ import { Miniflare } from "miniflare";
 
 const pkg = JSON.parse(readFileSync(new URL("./node_modules/snowdrift/package.json", import.meta.url)));
 const entry = pkg.exports["."].workerd;
+const sealEntry = pkg.exports["./seal"].workerd;
+// snowdrift/seal too, whose wasm arrives as a module of its own: one sealed-ID vector
+// (tests/vectors/sealed.json) must come out.
 const script = `
 import * as snowdrift from "./node_modules/snowdrift/${entry.replace(/^\.\//, "")}";
+import { Sealer } from "./node_modules/snowdrift/${sealEntry.replace(/^\.\//, "")}";
 import { smoke } from "./smoke.mjs";
 export default {
   async fetch() {
     try {
+      const sealed = new Sealer("2b7e151628aed2a6abf7158809cf4f3c").sealString(1n);
+      if (sealed !== "19SUwngDuUo") throw new Error("snowdrift/seal sealed 1 as " + sealed);
       return Response.json(smoke(snowdrift, "workerd"));
     } catch (e) {
       return Response.json({ error: String(e && e.stack || e) }, { status: 500 });

@@ -21,6 +21,8 @@ import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
 import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
 import { SnowdriftLeases, leased as leasedPerIsolate, leaseNode as leaseFromObject } from "snowdrift/cloudflare";
 import type { LeasesNamespace, WaitUntil } from "snowdrift/cloudflare";
+import { Sealer } from "snowdrift/seal";
+import type { SealedForm, SealerOptions } from "snowdrift/seal";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -138,3 +140,17 @@ export {
   leased,
   leasedFromPostgres,
 };
+
+// snowdrift/seal: bigint in and out, key and tweak as bytes or hex.
+const sealOptions: SealerOptions = { layout: "twitter", tweak: "6b31" };
+const sealer = new Sealer(new Uint8Array(16), sealOptions);
+const sealedId: bigint = sealer.seal(1n);
+const openedId: bigint = sealer.open(sealedId);
+const sealedForm: SealedForm = "base32";
+const publicId: string = sealer.sealString(openedId, sealedForm);
+const fromText: bigint = sealer.openString(publicId, "base32");
+const sealBits: number = sealer.bits;
+new Sealer("2b7e151628aed2a6abf7158809cf4f3c", { layout: { fitsI64: false } }).free();
+// @ts-expect-error IDs are bigints, never numbers
+sealer.seal(1);
+void [fromText, sealBits];

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes snowdrift's shared test vectors: tests/vectors/{ids,objectid,text_errors}.json.
+"""Writes snowdrift's shared test vectors: tests/vectors/{ids,objectid,text_errors,sealed}.json.
 
 This is an independent implementation of the layouts, the bit packing and the text forms,
 written from the layout definitions alone (plain integers, no snowdrift code), so that
@@ -10,6 +10,12 @@ with itself. Every frontend's tests read the same files: the Rust core
     python3 tests/vectors/generate.py          # rewrite the files
     python3 tests/vectors/generate.py --check  # fail if the files are not what this writes
 
+sealed.json holds sealed IDs: NIST SP 800-38G FF1 in radix 2 over a layout's 63 or 64
+bits, written here from the specification with numeral lists and Python integers, over
+AES-ECB from the `cryptography` package (the block cipher alone; `cargo xtask test
+vectors` installs the package when it is missing), and checked against NIST's published
+FF1 samples 1 to 9 before any vector is written.
+
 The IDs are deterministic: fixed edge cases (zero and all-ones fields) plus values from a
 fixed-seed linear congruential generator, plus anchors published elsewhere (Discord's
 documentation ID, a MongoDB ObjectId) whose decoded values are asserted below by hand.
@@ -18,6 +24,11 @@ documentation ID, a MongoDB ObjectId) whose decoded values are asserted below by
 import json
 import sys
 from pathlib import Path
+
+try:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+except ImportError:
+    sys.exit("tests/vectors/generate.py needs the `cryptography` package: python3 -m pip install cryptography")
 
 HERE = Path(__file__).resolve().parent
 
@@ -221,12 +232,145 @@ def text_errors():
     ]
 
 
+# --- FF1 (NIST SP 800-38G, Algorithms 7 and 8), over numeral lists ---------------------
+
+
+def aes_block(key, block):
+    enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return enc.update(block) + enc.finalize()
+
+
+def num(numerals, radix):
+    value = 0
+    for x in numerals:
+        value = value * radix + x
+    return value
+
+
+def numerals_of(value, radix, length):
+    out = []
+    for _ in range(length):
+        value, r = divmod(value, radix)
+        out.append(r)
+    assert value == 0
+    return out[::-1]
+
+
+def ff1_prf(key, data):
+    # CBC-MAC with a zero IV: the last block of AES-CBC.
+    y = bytes(16)
+    for k in range(0, len(data), 16):
+        y = aes_block(key, bytes(a ^ b for a, b in zip(y, data[k : k + 16])))
+    return y
+
+
+def ff1(key, tweak, radix, x, decrypt=False):
+    n, t = len(x), len(tweak)
+    u = n // 2
+    v = n - u
+    a, b = x[:u], x[u:]
+    # b = ceil(ceil(v * log2(radix)) / 8), computed exactly with integers.
+    bytes_b = ((radix**v - 1).bit_length() + 7) // 8
+    d = 4 * ((bytes_b + 3) // 4) + 4
+    p = bytes([1, 2, 1]) + radix.to_bytes(3, "big") + bytes([10, u % 256]) + n.to_bytes(4, "big") + t.to_bytes(4, "big")
+
+    def round_y(i, half):
+        q = tweak + bytes((-t - bytes_b - 1) % 16) + bytes([i]) + num(half, radix).to_bytes(bytes_b, "big")
+        r = ff1_prf(key, p + q)
+        s = r
+        j = 1
+        while len(s) < d:
+            s += aes_block(key, bytes(a ^ b for a, b in zip(r, j.to_bytes(16, "big"))))
+            j += 1
+        return int.from_bytes(s[:d], "big")
+
+    rounds = range(9, -1, -1) if decrypt else range(10)
+    for i in rounds:
+        m = u if i % 2 == 0 else v
+        if decrypt:
+            c = (num(b, radix) - round_y(i, a)) % radix**m
+            a, b = numerals_of(c, radix, m), a
+        else:
+            c = (num(a, radix) + round_y(i, b)) % radix**m
+            a, b = b, numerals_of(c, radix, m)
+    return a + b
+
+
+def check_nist_samples():
+    # NIST's FF1 samples 1-9 (FF1samples.pdf, examples for SP 800-38G).
+    k128 = "2B7E151628AED2A6ABF7158809CF4F3C"
+    k192 = k128 + "EF4359D8D580AA4F"
+    k256 = k192 + "7F036D6F04FC6A94"
+    t10, t11 = "39383736353433323130", "3737373770717273373737"
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    samples = [
+        (k128, 10, "", "0123456789", "2433477484"),
+        (k128, 10, t10, "0123456789", "6124200773"),
+        (k128, 36, t11, "0123456789abcdefghi", "a9tv40mll9kdu509eum"),
+        (k192, 10, "", "0123456789", "2830668132"),
+        (k192, 10, t10, "0123456789", "2496655549"),
+        (k192, 36, t11, "0123456789abcdefghi", "xbj3kv35jrawxv32ysr"),
+        (k256, 10, "", "0123456789", "6657667009"),
+        (k256, 10, t10, "0123456789", "1001623463"),
+        (k256, 36, t11, "0123456789abcdefghi", "xs8a0azh2avyalyzuwd"),
+    ]
+    for k, (key, radix, tweak, plain, cipher) in enumerate(samples):
+        key, tweak = bytes.fromhex(key), bytes.fromhex(tweak)
+        x = [digits.index(c) for c in plain]
+        got = "".join(digits[c] for c in ff1(key, tweak, radix, x))
+        assert got == cipher, f"NIST FF1 sample {k + 1}: {got} != {cipher}"
+        back = ff1(key, tweak, radix, [digits.index(c) for c in cipher], decrypt=True)
+        assert back == x, f"NIST FF1 sample {k + 1} decrypted"
+
+
+def seal(key, tweak, bits, i):
+    x = [(i >> (bits - 1 - k)) & 1 for k in range(bits)]  # most significant bit first
+    return num(ff1(key, tweak, 2, x), 2)
+
+
+def sealed():
+    check_nist_samples()
+    rand = lcg(2022)
+    keys = [
+        "2b7e151628aed2a6abf7158809cf4f3c",
+        "000102030405060708090a0b0c0d0e0f1011121314151617",
+        "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
+    ]
+    # Empty, a key id, one that fills Q's block exactly (11 bytes), and one over two blocks.
+    tweaks = ["", "6b31", "0102030405060708090a0b", "73656c6c65722d6b65792d323032362d3131"]
+    cases = []
+    for li, (name, (t, d, w, s, _unit, _epoch, _order)) in enumerate(LAYOUTS.items()):
+        bits = 63 if t + d + w + s <= 63 else 64
+        top = (1 << bits) - 1
+        for ki, key in enumerate(keys):
+            tweak = tweaks[(li + ki) % len(tweaks)]
+            picks = [0, 1, top, top - 1, 1 << 31, (1 << 32) - 1, 1 << (bits - 1)]
+            picks += [next(rand) % (top + 1) for _ in range(3)]
+            for i in picks:
+                out = seal(bytes.fromhex(key), bytes.fromhex(tweak), bits, i)
+                assert 0 <= out <= top
+                cases.append(
+                    {
+                        "layout": name,
+                        "bits": bits,
+                        "key": key,
+                        "tweak": tweak,
+                        "id": str(i),
+                        "sealed": str(out),
+                        "base32": base_n(out, CROCKFORD, 13),
+                        "base62": base_n(out, BASE62, 11),
+                    }
+                )
+    return cases
+
+
 def files():
     layouts = {name: layout_json(spec) for name, spec in LAYOUTS.items()}
     return {
         "ids.json": {"layouts": layouts, "ids": ids()},
         "objectid.json": objectids(),
         "text_errors.json": text_errors(),
+        "sealed.json": sealed(),
     }
 
 

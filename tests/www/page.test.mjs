@@ -3,6 +3,7 @@
 // IDs, custom layouts, keyboard and labels, contrast, phone width, screenshots.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   ENGINE,
@@ -103,6 +104,47 @@ pageTest(
   (context) => {
     sentBefore = { ...started.server.sent };
     context.on("request", (r) => requests.push(r.url()));
+  },
+);
+
+pageTest(
+  "a sealed ID opens with a pasted key, in the page alone: the key goes nowhere, seal.js and seal.wasm load on first use",
+  async (page, context) => {
+    const sent = [];
+    context.on("request", (r) => sent.push({ url: r.url(), body: r.postData() ?? "" }));
+    const vectors = JSON.parse(readFileSync(new URL("../vectors/sealed.json", import.meta.url)));
+    const wide = vectors.find((v) => v.layout === "discord" && v.tweak !== "");
+    const narrow = vectors.find((v) => v.layout === "twitter" && v.key.length === 64);
+    await page.locator("#seal summary").click();
+    for (const [v, form] of [
+      [narrow, "base62"],
+      [wide, "base32"],
+    ]) {
+      await page.getByTestId("seal-key").fill(v.key);
+      await page.getByTestId("seal-tweak").fill(v.tweak);
+      await page.getByTestId("seal-width").selectOption(String(v.bits === 63));
+      await page.getByTestId("seal-input").fill(v[form]);
+      await page.getByTestId("seal-open").click();
+      await page
+        .getByTestId("seal-out")
+        .filter({ hasText: `opens to ID ${v.id} ` })
+        .waitFor();
+    }
+    // The opened ID goes to the decoder.
+    await page.getByTestId("seal-out").getByRole("button", { name: "Decode it" }).click();
+    assert.equal(await page.getByTestId("decode-input").inputValue(), wide.id);
+    // A wrong key says what is wrong.
+    await page.getByTestId("seal-key").fill("00112233");
+    await page.getByTestId("seal-open").click();
+    await page.getByTestId("seal-out").filter({ hasText: "key of 4 bytes: AES keys are 16, 24 or 32 bytes" }).waitFor();
+    const paths = sent.map((r) => new URL(r.url).pathname);
+    assert.ok(paths.includes("/seal.js") && paths.includes("/seal.wasm"), paths.join(" "));
+    for (const r of sent) {
+      for (const key of [narrow.key, wide.key]) {
+        assert.ok(!r.url.includes(key) && !r.body.includes(key), `the key was sent: ${r.url}`);
+      }
+      assert.ok(r.url.startsWith(started.server.url), `a request left the page's origin: ${r.url}`);
+    }
   },
 );
 

@@ -1,6 +1,6 @@
 // The page: generate IDs with snowdrift/browser (node id and reservation kept in this
 // browser's storage), decode any ID, draw its 64 bits. Static: no server logic.
-import { ObjectId, decode, maxIdAt, minIdAt, openSnowdrift, parseId, toBase32 } from "snowdrift/browser";
+import { ObjectId, decode, layoutInfo, maxIdAt, minIdAt, openSnowdrift, parseId, toBase32 } from "snowdrift/browser";
 import { PRESETS, describeLayout, fields, layoutSummary, namesOf, presetLayout } from "./layouts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -622,6 +622,51 @@ ui.decodeLayout.addEventListener("change", () => {
   showRange();
 });
 ui.rangeTime.addEventListener("input", showRange);
+
+// ---- sealed IDs: opened here with a pasted key (snowdrift/seal, loaded on first use) ----
+
+const seal = { form: $("seal-form"), key: $("seal-key"), tweak: $("seal-tweak"), width: $("seal-width") };
+seal.input = $("seal-input");
+seal.out = $("seal-out");
+// The layouts by width, as the core has them: a sealer reads only that.
+for (const fits of [true, false]) {
+  const names = PRESETS.filter((k) => layoutInfo(presetLayout(k)).fitsI64 === fits).map((k) => namesOf(k).title);
+  seal.width.add(new Option(`${fits ? 63 : 64} bits: ${names.join(", ")}`, String(fits)));
+}
+/** The text form of a sealed ID, told by its length. */
+const sealedForm = (t) =>
+  /^\d{1,10}$|^\d{12}$|^\d{14,20}$/.test(t) ? "decimal" : t.length === 13 ? "base32" : "base62";
+seal.form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  seal.out.replaceChildren();
+  try {
+    const { Sealer } = await import("./seal.js");
+    const text = seal.input.value.trim().replaceAll("-", "");
+    const sealer = new Sealer(seal.key.value.trim(), {
+      layout: { fitsI64: seal.width.value === "true" },
+      tweak: seal.tweak.value.trim(),
+    });
+    try {
+      const id = sealer.openString(text, sealedForm(text));
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = "Decode it";
+      button.addEventListener("click", () => {
+        ui.input.value = String(id);
+        showDecoded();
+        ui.input.focus();
+      });
+      seal.out.append(`opens to ID ${id} `, button);
+    } finally {
+      sealer.free();
+    }
+  } catch (e) {
+    seal.out.textContent = e.message;
+    seal.out.classList.add("error");
+    return;
+  }
+  seal.out.classList.remove("error");
+});
 document.documentElement.dataset.ready = "true";
 
 // Offline: the service worker keeps the page's files; say when that is done.

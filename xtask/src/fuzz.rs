@@ -20,6 +20,7 @@ pub const TARGETS: &[&str] = &[
     "parse_objectid",
     "generator",
     "atomic_generator",
+    "open_sealed",
 ];
 
 const USAGE: &str = "usage: cargo xtask fuzz [TARGET] [--seconds N] [--merge]";

@@ -40,7 +40,8 @@ fn main() -> ExitCode {
         Some("npm") => npm::build(),
         Some("www") => www::build(),
         Some("serve") => www::serve(&args[1..]),
-        Some("vectors") => util::run("python3", &["tests/vectors/generate.py"]),
+        Some("vectors") => util::ensure_python_packages()
+            .and_then(|()| util::run("python3", &["tests/vectors/generate.py"])),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

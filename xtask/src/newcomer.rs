@@ -353,7 +353,13 @@ fn rust_project(scratch: &Path) -> Result<RustProject> {
 /// The manifest for one block: `cargo new`'s, with the dependencies the block uses.
 fn manifest(base: &str, code: &str) -> Result<String> {
     let path = |dir: &str| root().join(dir).display().to_string();
-    let mut deps = format!("snowdrift = {{ path = {:?} }}\n", path("core"));
+    // Sealed IDs are behind the core's `seal` feature, which a user names for them.
+    let features = if code.contains("Sealer") {
+        ", features = [\"seal\"]"
+    } else {
+        ""
+    };
+    let mut deps = format!("snowdrift = {{ path = {:?}{features} }}\n", path("core"));
     if code.contains("snowdrift_lease") {
         let mut features = Vec::new();
         if code.contains("acquire_async") || code.contains("release_async") {

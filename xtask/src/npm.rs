@@ -45,6 +45,8 @@ const BUNDLED: &[&str] = &[
     "redis.cjs",
     "postgres.cjs",
     "cloudflare.js",
+    "seal-api.mjs",
+    "seal.js",
 ];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
@@ -137,16 +139,20 @@ fn link_package(dir: &Path) -> Result {
 /// `cargo xtask npm`.
 pub fn build() -> Result {
     ensure_tools()?;
-    cargo(&[
-        "build",
-        "-p",
-        "snowdrift-wasm",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--profile",
-        "wasm-release",
-    ])?;
-    let wasm = root().join("target/wasm32-unknown-unknown/wasm-release/snowdrift_wasm.wasm");
+    // One build each: built together, cargo would unify the core's features, and the main
+    // module would link the `seal` feature's error messages.
+    for package in ["snowdrift-wasm", "snowdrift-seal-wasm"] {
+        cargo(&[
+            "build",
+            "-p",
+            package,
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "wasm-release",
+        ])?;
+    }
+    let built = root().join("target/wasm32-unknown-unknown/wasm-release");
     // The glue, generated next to copies of the hand-written JS it is bundled with.
     let stage = root().join("target/npm");
     let pkg = pkg_dir();
@@ -158,39 +164,19 @@ pub fn build() -> Result {
     }
     copy_dir(&root().join("wasm/js"), &stage, &[])?;
     write_constants(&stage.join("constants.mjs"))?;
-    util::run(
-        "wasm-bindgen",
-        &[
-            "--target",
-            "web",
-            "--no-typescript",
-            "--out-name",
-            "snowdrift_wasm",
-            "--out-dir",
-            path_str(&stage)?,
-            path_str(&wasm)?,
-        ],
-    )?;
-    let wasm_opt = tool("wasm-opt");
-    util::run(
-        path_str(&wasm_opt)?,
-        &[
-            "-Oz",
-            "--enable-bulk-memory",
-            "--enable-nontrapping-float-to-int",
-            "--enable-sign-ext",
-            "--enable-mutable-globals",
-            "--enable-multivalue",
-            "--enable-reference-types",
-            "--converge",
-            "--strip-debug",
-            "--strip-producers",
-            "--strip-target-features",
-            path_str(&stage.join("snowdrift_wasm_bg.wasm"))?,
-            "-o",
-            path_str(&pkg.join("snowdrift.wasm"))?,
-        ],
-    )?;
+    // The main module, and `snowdrift/seal`'s module apart from it (AES stays out of the
+    // default entry).
+    for (name, out) in [
+        ("snowdrift_wasm", "snowdrift.wasm"),
+        ("snowdrift_seal_wasm", "seal.wasm"),
+    ] {
+        glue(
+            &built.join(format!("{name}.wasm")),
+            name,
+            &stage,
+            &pkg.join(out),
+        )?;
+    }
     copy_dir(&root().join("wasm/js"), &pkg, BUNDLED)?;
     copy_lease_scripts(&pkg)?;
     // The API module with the glue, bundled by esbuild and minified by terser (whose
@@ -211,6 +197,9 @@ pub fn build() -> Result {
         ("index.js", "esm", "index.js", &[]),
         ("browser.js", "esm", "browser.js", &["./index.js"]),
         ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
+        ("seal-api.mjs", "esm", "seal-api.mjs", &[]),
+        ("seal-api.mjs", "cjs", "seal-api.cjs", &[]),
+        ("seal.js", "esm", "seal.js", &[]),
         ("redis.cjs", "cjs", "redis.cjs", LEASE),
         ("postgres.cjs", "cjs", "postgres.cjs", LEASE),
         (
@@ -222,7 +211,8 @@ pub fn build() -> Result {
     ] {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
-        if (format == "cjs" && file != "api.cjs") || file == "cloudflare.js" {
+        let minified = ["api.cjs", "seal-api.cjs"].contains(&file);
+        if (format == "cjs" && !minified) || file == "cloudflare.js" {
             fs::copy(&bundled, pkg.join(file)).map_err(|e| format!("cannot copy {file}: {e}"))?;
         } else {
             minify(&bundled, format == "esm", &pkg.join(file))?;
@@ -233,6 +223,44 @@ pub fn build() -> Result {
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
     Ok(())
+}
+
+/// Runs the wasm-bindgen CLI on `wasm` (its glue, `<name>.js`, into `stage`), then
+/// `wasm-opt -Oz` on the module it wrote, into `out`.
+fn glue(wasm: &Path, name: &str, stage: &Path, out: &Path) -> Result {
+    util::run(
+        "wasm-bindgen",
+        &[
+            "--target",
+            "web",
+            "--no-typescript",
+            "--out-name",
+            name,
+            "--out-dir",
+            path_str(stage)?,
+            path_str(wasm)?,
+        ],
+    )?;
+    let wasm_opt = tool("wasm-opt");
+    util::run(
+        path_str(&wasm_opt)?,
+        &[
+            "-Oz",
+            "--enable-bulk-memory",
+            "--enable-nontrapping-float-to-int",
+            "--enable-sign-ext",
+            "--enable-mutable-globals",
+            "--enable-multivalue",
+            "--enable-reference-types",
+            "--converge",
+            "--strip-debug",
+            "--strip-producers",
+            "--strip-target-features",
+            path_str(&stage.join(format!("{name}_bg.wasm")))?,
+            "-o",
+            path_str(out)?,
+        ],
+    )
 }
 
 /// The numbers the wasm exports and `api.mjs` share, kept once in `wasm/src/shared.rs`

@@ -219,6 +219,7 @@ fn core_tests() -> Result {
 
 fn vectors() -> Result {
     // The vectors come from an independent Python implementation; check they are current.
+    util::ensure_python_packages()?;
     util::run("python3", &["tests/vectors/generate.py", "--check"])
 }
 
@@ -275,6 +276,17 @@ fn no_std() -> Result {
         "atomic",
         "--target",
         "thumbv7em-none-eabihf",
+    ])?;
+    // Sealing (AES in software) on the smallest core.
+    cargo(&[
+        "build",
+        "-p",
+        "snowdrift",
+        "--no-default-features",
+        "--features",
+        "seal",
+        "--target",
+        "thumbv6m-none-eabi",
     ])
 }
 

@@ -85,6 +85,23 @@ pub fn ensure_targets(targets: &[&str]) -> Result {
 
 /// Installs Debian packages whose `probe` command is missing (one `apt-get update` first).
 #[allow(dead_code)] // used by the suites that need system packages
+/// Installs the Python packages the vectors' generator imports (`cryptography`, for its
+/// AES) with pip, unless `python3` already imports them.
+pub fn ensure_python_packages() -> Result {
+    let present = Command::new("python3")
+        .args(["-c", "import cryptography"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if present {
+        return Ok(());
+    }
+    run(
+        "python3",
+        &["-m", "pip", "install", "--quiet", "cryptography"],
+    )
+}
+
 pub fn ensure_apt(packages: &[(&str, &str)]) -> Result {
     let missing: Vec<&str> = packages
         .iter()

@@ -23,6 +23,10 @@ const FILES: &[&str] = &[
     "sw.js",
 ];
 
+/// Files of the page loaded only when used (opening a sealed ID): not in its first load;
+/// the service worker keeps them once fetched.
+const LAZY: &[&str] = &["seal.js", "seal.wasm"];
+
 fn www_dir() -> PathBuf {
     root().join("www")
 }
@@ -60,9 +64,23 @@ pub fn build() -> Result {
             "--format=esm",
             "--platform=browser",
             "--target=es2022",
+            "--external:./seal.js",
         ],
     )?;
     run_esbuild(&esbuild, &js, &[("NODE_PATH", path_str(&node_path)?)])?;
+    // The sealed-ID module, apart: app.js imports it only when a sealed ID is opened.
+    let seal = esbuild_args(
+        "src/seal.js",
+        "seal.js",
+        &[
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--target=es2022",
+        ],
+    )?;
+    run_esbuild(&esbuild, &seal, &[("NODE_PATH", path_str(&node_path)?)])?;
+    copy(&pkg_dir().join("seal.wasm"), &dist.join("seal.wasm"))?;
     run_esbuild(&esbuild, &esbuild_args("style.css", "style.css", &[])?, &[])?;
     copy(&www.join("index.html"), &dist.join("index.html"))?;
     copy(
@@ -73,7 +91,7 @@ pub fn build() -> Result {
     // The service worker: the files to keep (the page as "./", the URL it is opened at)
     // and a cache name from their contents.
     let mut hash = Fnv::new();
-    for file in FILES.iter().filter(|f| **f != "sw.js") {
+    for file in FILES.iter().chain(LAZY).filter(|f| **f != "sw.js") {
         hash.write(&read(&dist.join(file))?);
     }
     let list: Vec<String> = FILES
@@ -87,7 +105,8 @@ pub fn build() -> Result {
     let sw = String::from_utf8(read(&www.join("sw.js"))?).map_err(|e| e.to_string())?;
     let sw = sw
         .replace("__BUILD__", &format!("{:016x}", hash.0))
-        .replace("__FILES__", &format!("[{}]", list.join(", ")));
+        .replace("__FILES__", &format!("[{}]", list.join(", ")))
+        .replace("__LAZY__", &format!("{LAZY:?}"));
     let sw_path = dist.join("sw.js");
     fs::write(&sw_path, sw).map_err(|e| format!("cannot write sw.js: {e}"))?;
     let sw = path_str(&sw_path)?;
@@ -125,6 +144,17 @@ fn print_sizes(dist: &Path) -> Result {
         gz_total += gz;
     }
     eprintln!("  {:<16} {raw_total:>9} {gz_total:>9}", "total");
+    for file in LAZY {
+        let path = dist.join(file);
+        let raw = read(&path)?.len();
+        let out = Command::new("gzip")
+            .args(["-9", "-c"])
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("cannot run gzip: {e}"))?;
+        let gz = out.stdout.len();
+        eprintln!("  {file:<16} {raw:>9} {gz:>9}  (only when a sealed ID is opened)");
+    }
     Ok(())
 }
 

@@ -5,6 +5,8 @@
 // npx snowdrift layout [discord] [--json]
 // npx snowdrift lease ids:orders [--redis redis://127.0.0.1:6379] [--json]
 // npx snowdrift lease ids:orders --postgres postgres://app@127.0.0.1/app [--schema snowdrift]
+// npx snowdrift seal <id> --key-file F [--layout twitter] [--tweak HEX] [--form base62]
+// npx snowdrift open <sealed> --key-file F [--layout twitter] [--tweak HEX] [--form base62]
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
@@ -27,6 +29,14 @@ const USAGE = `usage:
                                                          the same, in PostgreSQL (schema
                                                          default snowdrift; needs the pg
                                                          package in the current project)
+  snowdrift seal <id> --key-file F [--tweak HEX] [--layout NAME|JSON] [--form FORM] [--json]
+                                                         the ID's sealed public form (FF1 over
+                                                         AES; F holds the key: 16, 24 or 32
+                                                         bytes, raw or as hex)
+  snowdrift open <sealed> --key-file F [--tweak HEX] [--layout NAME|JSON] [--form FORM] [--json]
+                                                         the ID a sealed ID opens to (any
+                                                         value opens to some ID: look it up)
+forms: base62 (default, 11 characters), base32 (13), decimal, hex
 layouts: ${PRESETS}, or a JSON object
          such as '{"timeBits":41,"nodeBits":10,"sequenceBits":12,"epochMs":1704067200000}'`;
 
@@ -46,6 +56,9 @@ function parseArgs(argv) {
     else if (a === "--redis") flags.redis = value();
     else if (a === "--postgres") flags.postgres = value();
     else if (a === "--schema") flags.schema = value();
+    else if (a === "--key-file") flags.keyFile = value();
+    else if (a === "--tweak") flags.tweak = value();
+    else if (a === "--form") flags.form = value();
     else if (a === "-h" || a === "--help") flags.help = true;
     else if (a.startsWith("-") && !/^-?\d/.test(a)) throw new TypeError(`unknown option ${a}`);
     else rest.push(a);
@@ -123,7 +136,34 @@ function main(argv) {
         : listPostgres(flags.postgres, flags.schema, rest[0]);
     return listing.then((l) => lease(rest[0], l, flags.json));
   }
+  if (command === "seal" || command === "open") {
+    if (rest.length !== 1) throw new TypeError(`${command} takes one ID`);
+    const sealer = sealerOf(flags, layout);
+    const form = flags.form ?? "base62";
+    const id = command === "seal" ? parseId(rest[0]) : sealer.openString(rest[0], form);
+    const out = {
+      id: id.toString(),
+      sealed: sealer.sealString(id, form),
+      form,
+      bits: sealer.bits,
+    };
+    if (flags.json) console.log(JSON.stringify(out));
+    else console.log(command === "seal" ? out.sealed : out.id);
+    return 0;
+  }
   throw new TypeError(`unknown command ${JSON.stringify(command)}`);
+}
+
+/** The sealer of `seal` and `open`: the key read from --key-file (raw bytes, or hex
+ * digits with any whitespace around them), --tweak in hex, the layout's width. */
+function sealerOf(flags, layout) {
+  if (flags.keyFile === undefined) throw new TypeError("seal and open need --key-file FILE");
+  const { Sealer } = require("../seal.cjs");
+  const raw = readFileSync(flags.keyFile);
+  const text = raw.toString("latin1").trim();
+  const key = /^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{48}|[0-9a-fA-F]{64})$/.test(text) ? text : new Uint8Array(raw);
+  const width = typeof layout === "object" ? { fitsI64: layoutInfo(layout).fitsI64 } : layout;
+  return new Sealer(key, { layout: width, tweak: flags.tweak });
 }
 
 // `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run with EVAL
