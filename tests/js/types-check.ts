@@ -19,6 +19,12 @@ import { leaseNode } from "snowdrift/redis";
 import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
 import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
 import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
+import { redisStore } from "snowdrift/redis";
+import { postgresStore } from "snowdrift/postgres";
+import { leaseHandler } from "snowdrift/http";
+import type { LeaseCall, LeaseHandler } from "snowdrift/http";
+import { openLeased } from "snowdrift/browser-lease";
+import type { LeasedSnowdrift } from "snowdrift/browser-lease";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -125,3 +131,27 @@ export {
   leased,
   leasedFromPostgres,
 };
+
+// snowdrift/http and snowdrift/browser-lease.
+declare const redisClient: RedisClient;
+declare const pgClient: PostgresClient;
+const httpHandler: LeaseHandler = leaseHandler({
+  store: redisStore(redisClient),
+  spaces: { web: { layout: "default", ttlMs: 86_400_000, skewMs: 1000 } },
+  authorize: (request: Request, call: LeaseCall) => request.headers.get("authorization") === `Bearer ${call.space}`,
+  origins: ["https://app.example"],
+  maxIds: 100,
+});
+const pgHandler = leaseHandler({
+  store: postgresStore(pgClient, { schema: "leases" }),
+  spaces: {},
+  authorize: async () => true,
+});
+const response: Promise<Response> = httpHandler(new Request("https://x.example/lease/acquire"));
+const closed: Promise<void> = pgHandler.close();
+const leasedGen: Promise<LeasedSnowdrift> = openLeased({ lease: "https://x.example/lease", space: "web" });
+leasedGen.then((g) => {
+  const id: bigint = g.next();
+  const until: number = g.lease.until;
+  return g.release();
+});
