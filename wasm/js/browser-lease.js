@@ -208,7 +208,7 @@ export class LeasedSnowdrift {
     globalThis.addEventListener?.("online", this.#onOnline);
   }
 
-  /** A call the handler answered, in the lease's terms. */
+  /** The error of a lease whose ID time is used up and that could not be renewed (`why`). */
   #ended(lease, why) {
     return new Error(
       `the lease of node ${lease.node} of '${lease.space}' ended at ${iso(lease.until)} and could not be renewed (${why.message}): reconnect to go on`,

@@ -150,7 +150,8 @@ pub fn serve(args: &[String]) -> Result {
     )
 }
 
-/// The `www` test suite: the page and `snowdrift/browser` (tests/www/*.test.mjs), against
+/// The `www` test suite: the page, `snowdrift/browser` and `snowdrift/browser-lease`
+/// (leasing from `snowdrift/http` over Redis) (tests/www/*.test.mjs), against
 /// a fresh build, in headless Chromium, then the same files in headless Firefox ESR
 /// (the harness picks the engine from `SNOWDRIFT_BROWSER`), then a smoke of both in
 /// WebKit (tests/www/webkit.mjs: WebKitGTK's MiniBrowser under Xvfb).
@@ -160,6 +161,8 @@ pub fn test() -> Result {
         ("firefox-esr", "firefox-esr"),
         ("webkit2gtk-driver", "WebKitWebDriver"),
         ("xvfb", "Xvfb"),
+        // tests/www/lease.test.mjs serves snowdrift/http over a redis-server of its own.
+        ("redis-server", "redis-server"),
     ])?;
     build()?;
     for engine in ["chromium", "firefox"] {

@@ -1,0 +1,310 @@
+// snowdrift/browser-lease in headless browsers, leasing from snowdrift/http's handler
+// served by Node (nodeListener) over a real redis-server, on another origin than the page
+// (so CORS and its preflight are in play): tabs of one origin share one lease, devices
+// (browser contexts) get their own; a reload with the lease server unreachable; storage
+// cleared with the clock set back; the lease ending while offline. Every ID is collected:
+// none twice. Only 127.0.0.1; every wait is bounded.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import { sleep, startServer as startRedis } from "../fleet/redis-server.mjs";
+import { assertIncreasing, assertNoDuplicates, max, openPage, reload, serverAndBrowser } from "./harness.mjs";
+
+const require = createRequire(new URL("../js/", import.meta.url));
+const { createClient } = require("redis");
+const { leaseHandler, nodeListener } = require("snowdrift/http");
+const { redisStore } = require("snowdrift/redis");
+const { decode } = require("snowdrift");
+
+const HOUR = 3_600_000;
+// A layout with no node field: one node id in the space, so a second lease of it must
+// wait for the first one's fence (or its release).
+const SOLO = { timeBits: 41, nodeBits: 0, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
+
+const started = serverAndBrowser();
+const lease = {};
+before(async () => {
+  lease.redis = await startRedis();
+  lease.client = createClient({ url: lease.redis.url });
+  await lease.client.connect();
+  lease.handler = leaseHandler({
+    store: redisStore(lease.client),
+    spaces: {
+      web: { ttlMs: 8000, skewMs: 200 },
+      short: { ttlMs: 3000, skewMs: 100 },
+      solo: { layout: SOLO, ttlMs: 8000, skewMs: 200 },
+    },
+    origins: [new URL(started.server.url).origin],
+    authorize: (request) => request.headers.get("authorization") === "Bearer device",
+  });
+  // A new space fences every lease of its first ttl + skew ms after that window (the guard
+  // against a store that lost its records), so a device would get little ID time before
+  // its next renewal: the spaces are made, and that window left to pass, before the tests.
+  const call = async (name, body) => {
+    const res = await lease.handler(
+      new Request(`http://127.0.0.1/lease/${name}`, {
+        method: "POST",
+        headers: { authorization: "Bearer device" },
+        body: JSON.stringify(body),
+      }),
+    );
+    assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
+    return res.json();
+  };
+  for (const space of ["web", "short", "solo"]) {
+    const g = await call("acquire", { space });
+    await call("release", { space, node: g.node, token: g.token, issued: g.notBefore });
+  }
+  await sleep(8200 + 100);
+  lease.server = createServer(nodeListener(lease.handler));
+  await new Promise((ok) => lease.server.listen(0, "127.0.0.1", ok));
+  lease.url = `http://127.0.0.1:${lease.server.address().port}/lease`;
+});
+after(async () => {
+  lease.server?.closeAllConnections();
+  await new Promise((ok) => (lease.server ? lease.server.close(ok) : ok()));
+  await lease.handler?.close();
+  await lease.client?.quit();
+  await lease.redis?.stop();
+});
+
+/** A plain page with snowdrift/browser-lease loaded (as window.sdl). */
+async function leasePage(context) {
+  const page = await openPage(context, `${started.server.url}plain/`);
+  await page.evaluate(async () => {
+    window.sdl = await import("/pkg/browser-lease.js");
+    // `n` IDs as decimal strings, waiting for the next window when a tab's runs out.
+    // 20 IDs at a time for `ms` ms, yielding to other tasks between batches.
+    window.burst = async (ms) => {
+      const out = [];
+      const end = performance.now() + ms;
+      while (performance.now() < end) {
+        try {
+          for (const id of gen.nextBatch(20)) out.push(String(id));
+        } catch (e) {
+          if (!/await generator.ready/.test(e.message)) throw e;
+          await gen.ready;
+        }
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      return out;
+    };
+    window.take = async (n) => {
+      const out = [];
+      const end = performance.now() + 30_000;
+      while (out.length < n) {
+        try {
+          for (const id of gen.nextBatch(Math.min(200, n - out.length))) out.push(String(id));
+        } catch (e) {
+          if (!/await generator.ready/.test(e.message) || performance.now() > end) throw e;
+          await gen.ready;
+        }
+      }
+      return out;
+    };
+  });
+  return page;
+}
+
+/** Opens the page's generator (window.gen) on `space`; { node, lease } or { error }. */
+const open = (page, space, extra = {}) =>
+  page.evaluate(
+    async ([o]) => {
+      try {
+        window.gen = await sdl.openLeased({ headers: { authorization: "Bearer device" }, ...o });
+        return { node: gen.node, lease: gen.lease };
+      } catch (e) {
+        return { error: `${e.name}: ${e.message}` };
+      }
+    },
+    [{ lease: lease.url, space, ...extra }],
+  );
+
+const take = async (page, n) => (await page.evaluate((k) => take(k), n)).map(BigInt);
+
+function leaseTest(name, body) {
+  test(name, { timeout: 120_000 }, async () => {
+    const contexts = [];
+    const newContext = async () => {
+      const c = await started.browser.newContext();
+      contexts.push(c);
+      return c;
+    };
+    try {
+      await body(newContext);
+    } finally {
+      for (const c of contexts) await c.close();
+    }
+  });
+}
+
+leaseTest("tabs of one origin share one lease, devices get their own; no ID twice", async (newContext) => {
+  const devices = [await newContext(), await newContext()];
+  const tabs = [];
+  for (const [d, n] of [
+    [0, 3],
+    [1, 2],
+  ]) {
+    for (let i = 0; i < n; i++) tabs.push({ device: d, page: await leasePage(devices[d]) });
+  }
+  for (const t of tabs) {
+    const r = await open(t.page, "web");
+    assert.equal(r.error, undefined);
+    t.node = r.node;
+    t.ids = [];
+  }
+  assert.deepEqual(new Set(tabs.filter((t) => t.device === 0).map((t) => t.node)).size, 1, "one lease per origin");
+  assert.notEqual(tabs[0].node, tabs[3].node, "devices lease different node ids");
+  // Every tab at once, in the same milliseconds (yielding between batches, so tabs that
+  // share a process interleave too), then a burst of larger batches.
+  const got = await Promise.all(tabs.map((t) => t.page.evaluate(() => burst(400))));
+  for (const [i, ids] of got.entries()) tabs[i].ids.push(...ids.map(BigInt));
+  const more = await Promise.all(tabs.map((t) => take(t.page, 3000)));
+  for (const [i, ids] of more.entries()) tabs[i].ids.push(...ids);
+  const all = [];
+  for (const t of tabs) {
+    assertIncreasing(t.ids, `tab of device ${t.device}`);
+    assert.ok(t.ids.every((id) => decode(id).node === t.node));
+    all.push(...t.ids);
+    assert.deepEqual(t.page.errors, []);
+  }
+  assert.ok(all.length > 5 * 3000 + 5 * 100, `${all.length} IDs`);
+  assertNoDuplicates(all, "five tabs on two devices");
+});
+
+leaseTest(
+  "a reload with the lease server unreachable and the clock an hour back goes on from the stored lease, above every ID before it",
+  async (newContext) => {
+    const context = await newContext();
+    const page = await leasePage(context);
+    const first = await open(page, "web");
+    assert.equal(first.error, undefined);
+    const before = await take(page, 3000);
+    await context.route(`${lease.url}/**`, (route) => route.abort("internetdisconnected"));
+    await context.clock.install({ time: Date.now() - HOUR });
+    await reload(page);
+    const page2 = await leasePage(context);
+    await page.close();
+    const second = await open(page2, "web");
+    assert.equal(second.error, undefined, "the stored lease opens without the server");
+    assert.equal(second.node, first.node);
+    const afterReload = await take(page2, 3000);
+    assertIncreasing([...before, ...afterReload], "before and after the reload");
+    // Storage cleared while the server is unreachable: nothing to go on from.
+    await page2.evaluate(async () => {
+      gen.close();
+      await new Promise((ok, fail) => {
+        const r = indexedDB.deleteDatabase("snowdrift-lease");
+        r.onsuccess = ok;
+        r.onerror = () => fail(r.error);
+      });
+    });
+    const none = await open(page2, "web");
+    assert.match(
+      none.error,
+      /^Error: no lease of space 'web' is stored here and .* did not answer .*: reconnect to go on$/,
+    );
+    await context.unroute(`${lease.url}/**`);
+    // The browser logs each call the route refused (Chromium, Firefox); nothing else.
+    const refused =
+      /^Failed to load resource: net::ERR_INTERNET_DISCONNECTED$|^Cross-Origin Request Blocked: .*CORS request did not succeed/;
+    assert.deepEqual(
+      page2.errors.filter((e) => !refused.test(e)),
+      [],
+    );
+  },
+);
+
+leaseTest(
+  "storage cleared with the clock an hour back: the next lease starts after the server's notBefore",
+  async (newContext) => {
+    const context = await newContext();
+    const page = await leasePage(context);
+    assert.equal((await open(page, "solo")).error, undefined);
+    const before = await take(page, 5000);
+    // Another device meanwhile: the space's one node id is leased.
+    const other = await leasePage(await newContext());
+    const refused = await open(other, "solo");
+    assert.match(refused.error, /answered 409 LEASED: all 1 node ids of 'solo' are leased$/);
+    // This device hands the lease back (from its reservation) and its storage is cleared.
+    await page.evaluate(async () => {
+      await gen.release();
+      await new Promise((ok, fail) => {
+        const r = indexedDB.deleteDatabase("snowdrift-lease");
+        r.onsuccess = ok;
+        r.onerror = () => fail(r.error);
+      });
+    });
+    // The server hands the id on from the device's reservation (up to reserveMs, 2 s, ahead
+    // of its clock): until that passes, the id is still leased.
+    await sleep(2500);
+    await context.clock.install({ time: Date.now() - HOUR });
+    await reload(page);
+    const page2 = await leasePage(context);
+    await page.close();
+    const deviceNow = await page2.evaluate(() => Date.now());
+    assert.ok(deviceNow < Date.now() - HOUR / 2, "the page's clock is an hour back");
+    const again = await open(page2, "solo");
+    assert.equal(again.error, undefined);
+    assert.ok(again.lease.notBefore >= decode(max(before), SOLO).timeMs, "notBefore is past every ID issued");
+    const afterClear = await take(page2, 5000);
+    assert.ok(afterClear[0] > max(before), "the first new ID is above every earlier one");
+    assertIncreasing(afterClear, "after the storage was cleared");
+    assertNoDuplicates([...before, ...afterClear], "before and after the storage was cleared");
+    await page2.evaluate(() => gen.release());
+    assert.deepEqual(page2.errors, []);
+  },
+);
+
+leaseTest(
+  "a lease that ends while offline says to reconnect; back online, IDs go on with none twice",
+  async (newContext) => {
+    const context = await newContext();
+    const page = await leasePage(context);
+    assert.equal((await open(page, "short")).error, undefined);
+    const ids = await take(page, 500);
+    await context.setOffline(true);
+    // Offline, the lease (3 s) reaches its fence: a call fails, saying what to do.
+    const ended = await page.evaluate(async () => {
+      const out = [];
+      const end = performance.now() + 15_000;
+      while (performance.now() < end) {
+        try {
+          out.push(String(gen.next()));
+        } catch (e) {
+          if (/reconnect to go on/.test(e.message)) return { ids: out, error: e.message };
+          try {
+            await gen.ready;
+          } catch (e) {
+            return { ids: out, error: e.message };
+          }
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return { ids: out };
+    });
+    ids.push(...ended.ids.map(BigInt));
+    assert.match(
+      ended.error ?? "",
+      /^.*the lease of node \d+ of 'short' ended at .* and could not be renewed .*: reconnect to go on$/,
+    );
+    await context.setOffline(false);
+    // Back online: the `online` event renews (or a new lease is acquired); IDs go on.
+    const resumed = await page.evaluate(async () => {
+      const end = performance.now() + 15_000;
+      for (;;) {
+        try {
+          return Array.from(gen.nextBatch(100), String);
+        } catch (e) {
+          if (performance.now() > end) throw e;
+          await gen.ready.catch(() => {});
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    });
+    ids.push(...resumed.map(BigInt));
+    assertIncreasing(ids, "before, while offline and after");
+    assertNoDuplicates(ids, "the short lease");
+  },
+);
