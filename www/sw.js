@@ -6,10 +6,14 @@
 // there were no service worker.
 const CACHE = "snowdrift-__BUILD__";
 const FILES = __FILES__;
+// Files the page loads only when a setting asks for them (the lease client): kept once
+// fetched, so they work offline after their first use.
+const LAZY = __LAZY__;
 
 // The page's own addresses: its folder ("./") and index.html in it, with any query.
 const PAGE = new URL("./", self.registration.scope).pathname;
-const OWN = new Set(FILES.map((f) => new URL(f, self.registration.scope).pathname));
+const OWN = new Set([...FILES, ...LAZY].map((f) => new URL(f, self.registration.scope).pathname));
+const LAZY_PATHS = new Set(LAZY.map((f) => new URL(f, self.registration.scope).pathname));
 OWN.add(`${PAGE}index.html`);
 
 self.addEventListener("install", (event) => {
@@ -42,9 +46,12 @@ self.addEventListener("fetch", (event) => {
   if (request.method !== "GET" || url.origin !== location.origin || !OWN.has(url.pathname)) return;
   const key = url.pathname === PAGE || url.pathname === `${PAGE}index.html` ? "./" : request;
   event.respondWith(
-    caches
-      .open(CACHE)
-      .then((c) => c.match(key, { ignoreSearch: true }))
-      .then((hit) => hit ?? fetch(request)),
+    caches.open(CACHE).then(async (c) => {
+      const hit = await c.match(key, { ignoreSearch: true });
+      if (hit) return hit;
+      const response = await fetch(request);
+      if (response.ok && LAZY_PATHS.has(url.pathname)) await c.put(request, response.clone());
+      return response;
+    }),
   );
 });

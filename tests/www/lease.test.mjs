@@ -34,9 +34,11 @@ before(async () => {
       web: { ttlMs: 8000, skewMs: 200 },
       short: { ttlMs: 3000, skewMs: 100 },
       solo: { layout: SOLO, ttlMs: 8000, skewMs: 200 },
+      page: { ttlMs: 8000, skewMs: 200 },
     },
     origins: [new URL(started.server.url).origin],
-    authorize: (request) => request.headers.get("authorization") === "Bearer device",
+    // Devices show a token; the page (which sends none) may lease in its own space only.
+    authorize: (request, call) => request.headers.get("authorization") === "Bearer device" || call.space === "page",
   });
   // A new space fences every lease of its first ttl + skew ms after that window (the guard
   // against a store that lost its records), so a device would get little ID time before
@@ -52,12 +54,17 @@ before(async () => {
     assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
     return res.json();
   };
-  for (const space of ["web", "short", "solo"]) {
+  for (const space of ["web", "short", "solo", "page"]) {
     const g = await call("acquire", { space });
     await call("release", { space, node: g.node, token: g.token, issued: g.notBefore });
   }
   await sleep(8200 + 100);
-  lease.server = createServer(nodeListener(lease.handler));
+  const listener = nodeListener(lease.handler);
+  lease.requests = 0;
+  lease.server = createServer((req, res) => {
+    lease.requests++;
+    listener(req, res);
+  });
   await new Promise((ok) => lease.server.listen(0, "127.0.0.1", ok));
   lease.url = `http://127.0.0.1:${lease.server.address().port}/lease`;
 });
@@ -306,5 +313,69 @@ leaseTest(
     ids.push(...resumed.map(BigInt));
     assertIncreasing(ids, "before, while offline and after");
     assertNoDuplicates(ids, "the short lease");
+  },
+);
+
+leaseTest(
+  "the page leases from a URL set in its settings (off by default, its lease client loaded only then)",
+  async (newContext) => {
+    const context = await newContext();
+    const page = await openPage(context, started.server.url);
+    const scripts = [];
+    page.on("request", (r) => scripts.push(new URL(r.url()).pathname));
+    const listed = () =>
+      page.$$eval('[data-testid="ids"] > li > .dec', (els) => els.map((e) => BigInt(e.textContent)).map(String));
+    const generate = async (count) => {
+      const before = await page.$eval('[data-testid="ids"]', (e) => e.firstElementChild?.textContent ?? "");
+      // Emptied first: Firefox's number inputs keep the old text under a plain fill.
+      await page.getByTestId("count").fill("");
+      await page.getByTestId("count").fill(String(count));
+      await page.getByTestId("generate").click();
+      await page
+        .waitForFunction(
+          ([n, old]) => {
+            const list = document.querySelector('[data-testid="ids"]');
+            return list.dataset.count === String(n) && list.firstElementChild?.textContent !== old;
+          },
+          [count, before],
+          { timeout: 30_000 },
+        )
+        .catch(async (e) => {
+          const status = await page.$eval("#status", (s) => s.textContent);
+          throw new Error(`${e.message}; status: ${status}; errors: ${page.errors}`);
+        });
+      return (await listed()).map(BigInt);
+    };
+    // Off by default: the setting is closed and empty, and nothing is asked of the server.
+    assert.equal(await page.getByTestId("lease-setting").evaluate((d) => d.open), false);
+    assert.equal(await page.getByTestId("lease-url").inputValue(), "");
+    const requestsBefore = lease.requests;
+    const own = await generate(100);
+    assert.equal(lease.requests, requestsBefore, "no request to the lease server");
+    assert.ok(!scripts.some((p) => p.endsWith("/lease.js")), "the lease client is not loaded");
+    // Set: the node id is leased there, from the space's layout.
+    await page.getByTestId("lease-setting").locator("summary").click();
+    await page.getByTestId("lease-url").fill(lease.url);
+    await page.getByTestId("lease-space").fill("page");
+    const leased = await generate(1000);
+    assert.ok(
+      scripts.some((p) => p.endsWith("/lease.js")),
+      "the lease client is loaded now",
+    );
+    assert.ok(lease.requests > requestsBefore);
+    const status = await page.$eval("#status", (s) => s.textContent);
+    assert.match(
+      status,
+      new RegExp(`Node (\\d+) is leased from ${lease.url.replaceAll(".", "\\.")} \\(space page, its layout\\) until `),
+    );
+    const node = Number(/Node (\d+) is leased/.exec(status)[1]);
+    assert.ok(leased.every((id) => decode(id).node === node));
+    assertIncreasing(leased, "leased IDs");
+    assertNoDuplicates([...own, ...leased], "the page's IDs");
+    // Kept: after a reload the setting is still there and open.
+    await reload(page);
+    assert.equal(await page.getByTestId("lease-url").inputValue(), lease.url);
+    assert.equal(await page.getByTestId("lease-setting").evaluate((d) => d.open), true);
+    assert.deepEqual(page.errors, []);
   },
 );

@@ -23,6 +23,10 @@ const FILES: &[&str] = &[
     "sw.js",
 ];
 
+/// Files of the page loaded only when a setting asks for them (the lease client, for a
+/// lease URL): the service worker keeps them once fetched, not at install.
+const LAZY: &[&str] = &["lease.js"];
+
 fn www_dir() -> PathBuf {
     root().join("www")
 }
@@ -60,9 +64,23 @@ pub fn build() -> Result {
             "--format=esm",
             "--platform=browser",
             "--target=es2022",
+            "--external:./lease.js",
         ],
     )?;
     run_esbuild(&esbuild, &js, &[("NODE_PATH", path_str(&node_path)?)])?;
+    // The lease client (`snowdrift/browser-lease` with its own copy of the API), its own
+    // script: app.js imports it only when a lease URL is set.
+    let lease = esbuild_args(
+        "src/lease.js",
+        "lease.js",
+        &[
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--target=es2022",
+        ],
+    )?;
+    run_esbuild(&esbuild, &lease, &[("NODE_PATH", path_str(&node_path)?)])?;
     run_esbuild(&esbuild, &esbuild_args("style.css", "style.css", &[])?, &[])?;
     copy(&www.join("index.html"), &dist.join("index.html"))?;
     copy(
@@ -73,7 +91,7 @@ pub fn build() -> Result {
     // The service worker: the files to keep (the page as "./", the URL it is opened at)
     // and a cache name from their contents.
     let mut hash = Fnv::new();
-    for file in FILES.iter().filter(|f| **f != "sw.js") {
+    for file in FILES.iter().chain(LAZY).filter(|f| **f != "sw.js") {
         hash.write(&read(&dist.join(file))?);
     }
     let list: Vec<String> = FILES
@@ -85,9 +103,11 @@ pub fn build() -> Result {
         })
         .collect();
     let sw = String::from_utf8(read(&www.join("sw.js"))?).map_err(|e| e.to_string())?;
+    let lazy: Vec<String> = LAZY.iter().map(|f| format!("\"{f}\"")).collect();
     let sw = sw
         .replace("__BUILD__", &format!("{:016x}", hash.0))
-        .replace("__FILES__", &format!("[{}]", list.join(", ")));
+        .replace("__FILES__", &format!("[{}]", list.join(", ")))
+        .replace("__LAZY__", &format!("[{}]", lazy.join(", ")));
     let sw_path = dist.join("sw.js");
     fs::write(&sw_path, sw).map_err(|e| format!("cannot write sw.js: {e}"))?;
     let sw = path_str(&sw_path)?;
@@ -111,7 +131,7 @@ fn print_sizes(dist: &Path) -> Result {
     let (mut raw_total, mut gz_total) = (0, 0);
     eprintln!("page built in {}:", dist.display());
     eprintln!("  {:<16} {:>9} {:>9}", "file", "bytes", "gzip -9");
-    for file in FILES {
+    for file in FILES.iter().chain(LAZY) {
         let path = dist.join(file);
         let raw = read(&path)?.len();
         let out = Command::new("gzip")
@@ -121,10 +141,16 @@ fn print_sizes(dist: &Path) -> Result {
             .map_err(|e| format!("cannot run gzip: {e}"))?;
         let gz = out.stdout.len();
         eprintln!("  {file:<16} {raw:>9} {gz:>9}");
-        raw_total += raw;
-        gz_total += gz;
+        // A file loaded only on demand is not part of the first load.
+        if !LAZY.contains(file) {
+            raw_total += raw;
+            gz_total += gz;
+        }
     }
-    eprintln!("  {:<16} {raw_total:>9} {gz_total:>9}", "total");
+    eprintln!(
+        "  {:<16} {raw_total:>9} {gz_total:>9}",
+        "total (first load)"
+    );
     Ok(())
 }
 
