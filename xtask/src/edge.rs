@@ -1,6 +1,8 @@
 //! The `edge` test suite: the lease store of `snowdrift/cloudflare` (a Durable Object on
 //! SQLite storage) in workerd through Miniflare, called by client workers in their own
-//! isolates; restarted on its persisted storage, killed, and wiped (`tests/edge/`).
+//! isolates; restarted on its persisted storage, killed, and wiped (`tests/edge/`). Also
+//! `snowdrift/http`'s lease handler: in Node over a store in memory (`http.test.mjs`), and
+//! in Workers over the Durable Object (`http-worker.test.mjs`).
 
 use std::path::PathBuf;
 
