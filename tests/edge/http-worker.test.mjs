@@ -1,5 +1,5 @@
 // `snowdrift/http`'s handler in workerd through Miniflare, over the Durable Object store
-// (`SnowdriftLeases` on SQLite storage, through do-store.mjs): two Workers serve the
+// (`SnowdriftLeases` on SQLite storage, through `durableObjectStore` of snowdrift/cloudflare): two Workers serve the
 // handler, each in its own isolate with its own lease for `ids`, and one object keeps
 // the space. Acquire, renew, release, LEASED when the space is full, authorize and CORS,
 // and IDs from both isolates at once: none twice.
@@ -26,7 +26,7 @@ export default { fetch: () => new Response("store") };`;
 
 const server = `
 import { leaseHandler } from "${http}";
-import { durableObjectStore } from "./node_modules/snowdrift/do-store.mjs";
+import { durableObjectStore } from "${cloudflare}";
 let handler;
 export default {
   fetch(request, env) {

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { LeaseStore } from "./lease-store.js";
 
 /** What `acquire` takes: the settings every client of the space shares, and the lease's own. */
 export interface AcquireRequest {
@@ -77,3 +78,12 @@ export declare class SnowdriftLeases extends DurableObject {
   /** The space's settings and leases, read-only. */
   list(space: string): Listing;
 }
+
+// biome-ignore-start lint/suspicious/noExplicitAny: the binding's own stub types come from @cloudflare/workers-types
+/** A Durable Object binding of the `SnowdriftLeases` class (`env.LEASES`). */
+export type LeasesNamespace = { idFromName(name: string): any; get(id: any): any };
+// biome-ignore-end lint/suspicious/noExplicitAny: the binding's own stub types come from @cloudflare/workers-types
+
+/** The lease protocol's calls on the objects of `namespace` (one per space), for
+ * `snowdrift/http`'s `leaseHandler` in a Worker. */
+export declare function durableObjectStore(namespace: LeasesNamespace): LeaseStore;

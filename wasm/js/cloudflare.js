@@ -22,6 +22,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
 
+// The store interface of the lease rules over this class's objects, for `snowdrift/http`'s
+// handler in a Worker (and the Workers client).
+export { durableObjectStore } from "./do-store.mjs";
+
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
 const MAX_CAPACITY = 2 ** 32;
 const MAX_TTL_MS = 31_536_000_000; // a year

@@ -47,6 +47,7 @@ const BUNDLED: &[&str] = &[
     "redis.cjs",
     "postgres.cjs",
     "cloudflare.js",
+    "do-store.mjs",
     "lease-http.mjs",
     "http-node.cjs",
     "http-workerd.js",
