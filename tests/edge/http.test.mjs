@@ -1,12 +1,14 @@
 // `snowdrift/http`'s lease handler in Node, over a store object that records its calls:
 // the options it refuses, authorize, CORS, bad requests (each error names the value and
 // the allowed range), the store's refusals and failures as statuses, `ids` (bounded,
-// unique, from the handler's own lease renewed lazily), and Node's http server through
-// `nodeListener` on 127.0.0.1.
+// unique, from the handler's own lease renewed lazily), Node's http server through
+// `nodeListener` on 127.0.0.1, and the handler in Deno and Bun.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
 const { leaseHandler, nodeListener } = require("snowdrift/http");
@@ -339,5 +341,41 @@ test("nodeListener serves the handler on Node's http server", async () => {
   } finally {
     server.closeAllConnections();
     await new Promise((ok) => server.close(ok));
+  }
+});
+
+test("Deno and Bun take the handler as it is (the package's node condition, their own Request)", () => {
+  const js = fileURLToPath(new URL("../js/", import.meta.url));
+  // Run from tests/js, whose node_modules has the package and both runtimes.
+  const code = `
+    import { leaseHandler } from "snowdrift/http";
+    const store = {
+      async acquire(a) { const now = Date.now(); return { node: 5, notBefore: now, until: now + a.ttl, now }; },
+      async renew(t, ttl) { return Date.now() + ttl; },
+      async release() { return 1; },
+    };
+    const h = leaseHandler({ store, spaces: { web: { ttlMs: 60000 } }, authorize: () => true });
+    const r = await h(new Request("http://127.0.0.1/lease/ids", { method: "POST", body: JSON.stringify({ space: "web", count: 3 }) }));
+    console.log(JSON.stringify({ status: r.status, ...(await r.json()) }));
+    await h.close();`;
+  for (const [runtime, args] of [
+    ["deno", ["eval", code]],
+    ["bun", ["-e", code]],
+  ]) {
+    const r = spawnSync(`${js}node_modules/.bin/${runtime}`, args, {
+      cwd: js,
+      encoding: "utf8",
+      timeout: 120_000,
+      killSignal: "SIGKILL",
+      env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    });
+    assert.equal(r.status, 0, `${runtime} exited with ${r.status}:\n${r.stdout}\n${r.stderr}`);
+    const reply = JSON.parse(r.stdout.trim().split("\n").pop());
+    assert.equal(reply.status, 200, runtime);
+    assert.equal(reply.ids.length, 3);
+    assert.ok(
+      reply.ids.every((id) => decode(BigInt(id)).node === 5),
+      runtime,
+    );
   }
 });
