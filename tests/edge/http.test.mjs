@@ -164,6 +164,17 @@ test("authorize sees the request and the call; a refusal is 403 and reaches no s
   assert.equal(thrown.json.error.message, "not authorized: token expired");
 });
 
+test("holder describes each lease to operators; a holder function that fails is the server's error (500)", async () => {
+  const { h, store } = handler({ holder: (request) => `device ${request.headers.get("x-device")}` });
+  assert.equal((await post(h, "acquire", { space: "web" }, { "x-device": "tablet-7" })).status, 200);
+  assert.equal(store.calls[0][1].holder, "device tablet-7");
+  const broken = handler({ holder: () => 42 });
+  const r = await post(broken.h, "acquire", { space: "web" });
+  assert.equal(r.status, 500);
+  assert.deepEqual(r.json.error, { code: "INTERNAL", message: "the lease handler's holder function failed" });
+  assert.equal(broken.store.calls.length, 0);
+});
+
 test("CORS: a preflight from a listed origin is answered; other origins get 403 and reach no store", async () => {
   const { h, store } = handler();
   const pre = await h(

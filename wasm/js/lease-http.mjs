@@ -281,8 +281,15 @@ export function httpFor(api) {
 
       if (name === "acquire") {
         const token = newToken();
-        const holder = holderOf ? await holderOf(request, args) : "snowdrift/http client";
-        textArg("holder", holder, 0, MAX_HOLDER);
+        let holder = "snowdrift/http client";
+        if (holderOf) {
+          // The app's function: its failures are the server's (500), not the request's.
+          try {
+            holder = textArg("the holder function's result", await holderOf(request, args), 0, MAX_HOLDER);
+          } catch {
+            throw new HttpError(500, "INTERNAL", "the lease handler's holder function failed");
+          }
+        }
         const grant = await call(store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
         return {
           space,
