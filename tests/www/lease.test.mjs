@@ -1,6 +1,7 @@
 // snowdrift/browser-lease in headless browsers, leasing from snowdrift/http's handler
-// served by Node (nodeListener) over a real redis-server, on another origin than the page
-// (so CORS and its preflight are in play): tabs of one origin share one lease, devices
+// served by Node (nodeListener) over a real redis-server, and by workerd (Miniflare) over
+// the Durable Object, each on another origin than the page (so CORS and its preflight are
+// in play): tabs of one origin share one lease, devices
 // (browser contexts) get their own; a reload with the lease server unreachable; storage
 // cleared with the clock set back; the lease ending while offline. Every ID is collected:
 // none twice. Only 127.0.0.1; every wait is bounded.
@@ -16,6 +17,9 @@ const { createClient } = require("redis");
 const { leaseHandler, nodeListener } = require("snowdrift/http");
 const { redisStore } = require("snowdrift/redis");
 const { decode } = require("snowdrift");
+const { Miniflare } = require("miniflare");
+
+const ROOT = new URL("../../", import.meta.url).pathname;
 
 const HOUR = 3_600_000;
 // A layout with no node field: one node id in the space, so a second lease of it must
@@ -58,6 +62,19 @@ before(async () => {
     const g = await call("acquire", { space });
     await call("release", { space, node: g.node, token: g.token, issued: g.notBefore });
   }
+  // The same handler in workerd over the Durable Object, its space made the same way.
+  lease.edge = await startEdge(new URL(started.server.url).origin);
+  const edgeCall = async (name, body) => {
+    const res = await lease.edge.mf.dispatchFetch(`${lease.edge.url}${name}`, {
+      method: "POST",
+      headers: { authorization: "Bearer device" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
+    return res.json();
+  };
+  const g = await edgeCall("acquire", { space: "edge" });
+  await edgeCall("release", { space: "edge", node: g.node, token: g.token, issued: g.notBefore });
   await sleep(8200 + 100);
   const listener = nodeListener(lease.handler);
   lease.requests = 0;
@@ -69,12 +86,68 @@ before(async () => {
   lease.url = `http://127.0.0.1:${lease.server.address().port}/lease`;
 });
 after(async () => {
+  await lease.edge?.mf.dispose();
   lease.server?.closeAllConnections();
   await new Promise((ok) => (lease.server ? lease.server.close(ok) : ok()));
   await lease.handler?.close();
   await lease.client?.quit();
   await lease.redis?.stop();
 });
+
+/** The handler in workerd through Miniflare (on 127.0.0.1), over the Durable Object
+ * `SnowdriftLeases` on SQLite storage in memory: { mf, url }, `url` its base. */
+async function startEdge(origin) {
+  const pkg = "../../wasm/pkg/";
+  const worker = {
+    modules: true,
+    modulesRoot: ROOT,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-04-01",
+  };
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port: 0,
+    cf: false,
+    workers: [
+      {
+        ...worker,
+        name: "lease",
+        scriptPath: `${ROOT}tests/www/lease-worker.mjs`,
+        script: `
+          import { leaseHandler } from "${pkg}http-workerd.js";
+          import { durableObjectStore } from "${pkg}cloudflare.js";
+          let handler;
+          export default {
+            fetch(request, env) {
+              handler ??= leaseHandler({
+                store: durableObjectStore(env.LEASES),
+                spaces: { edge: { ttlMs: 8000, skewMs: 200 } },
+                origins: ["${origin}"],
+                authorize: (request) => request.headers.get("authorization") === "Bearer device",
+              });
+              return handler(request);
+            },
+          };`,
+        durableObjects: { LEASES: { className: "Leases", scriptName: "store" } },
+      },
+      {
+        ...worker,
+        name: "store",
+        scriptPath: `${ROOT}tests/www/lease-store.mjs`,
+        script: `
+          import { SnowdriftLeases } from "${pkg}cloudflare.js";
+          export class Leases extends SnowdriftLeases {}
+          export default { fetch: () => new Response("store") };`,
+        durableObjects: { LEASES: { className: "Leases", useSQLite: true } },
+      },
+    ],
+  });
+  const base = await mf.ready;
+  return { mf, url: `${new URL("/lease/", base)}` };
+}
 
 /** A plain page with snowdrift/browser-lease loaded (as window.sdl). */
 async function leasePage(context) {
@@ -377,5 +450,39 @@ leaseTest(
     assert.equal(await page.getByTestId("lease-url").inputValue(), lease.url);
     assert.equal(await page.getByTestId("lease-setting").evaluate((d) => d.open), true);
     assert.deepEqual(page.errors, []);
+  },
+);
+
+leaseTest(
+  "devices lease from the handler in workerd over the Durable Object; offline, they go on; no ID twice",
+  async (newContext) => {
+    const tabs = [];
+    for (const d of [0, 1]) {
+      const context = await newContext();
+      for (let i = 0; i < 2; i++) tabs.push({ device: d, context, page: await leasePage(context) });
+    }
+    const edgeUrl = lease.edge.url.replace(/\/$/, "");
+    for (const t of tabs) {
+      const r = await open(t.page, "edge", { lease: edgeUrl });
+      assert.equal(r.error, undefined);
+      t.node = r.node;
+      t.ids = [];
+    }
+    assert.equal(tabs[0].node, tabs[1].node, "one lease per device");
+    assert.notEqual(tabs[0].node, tabs[2].node, "devices lease different node ids");
+    const got = await Promise.all(tabs.map((t) => t.page.evaluate(() => burst(300))));
+    for (const [i, ids] of got.entries()) tabs[i].ids.push(...ids.map(BigInt));
+    // One device offline: it goes on within its lease.
+    await tabs[0].context.setOffline(true);
+    const offline = await Promise.all(tabs.map((t) => take(t.page, 2000)));
+    for (const [i, ids] of offline.entries()) tabs[i].ids.push(...ids);
+    await tabs[0].context.setOffline(false);
+    const all = [];
+    for (const t of tabs) {
+      assertIncreasing(t.ids, `tab of device ${t.device}`);
+      assert.ok(t.ids.every((id) => decode(id).node === t.node));
+      all.push(...t.ids);
+    }
+    assertNoDuplicates(all, "four tabs on two devices, from the Durable Object");
   },
 );
