@@ -486,3 +486,53 @@ leaseTest(
     assertNoDuplicates(all, "four tabs on two devices, from the Durable Object");
   },
 );
+
+leaseTest(
+  "openLeased's errors name the value and the allowed range; the app's layout must be the space's",
+  async (newContext) => {
+    const page = await leasePage(await newContext());
+    const errors = await page.evaluate(async (url) => {
+      const tries = [
+        {},
+        { lease: url },
+        { lease: url, space: "" },
+        { lease: url, space: "web", reserveMs: 5 },
+        { lease: url, space: "web", timeoutMs: 1e9 },
+        { lease: url, space: "web", headers: "x" },
+        { lease: url, space: "web", leese: 1 },
+        { lease: url, space: "nope", headers: { authorization: "Bearer device" } },
+        { lease: url, space: "web", headers: { authorization: "Bearer wrong" } },
+        { lease: url, space: "web", layout: "twitter", headers: { authorization: "Bearer device" } },
+      ];
+      const out = [];
+      for (const o of tries) {
+        try {
+          const g = await sdl.openLeased(o);
+          g.close();
+          out.push("opened");
+        } catch (e) {
+          out.push(`${e.name}: ${e.message}`);
+        }
+      }
+      return out;
+    }, lease.url);
+    assert.deepEqual(errors.slice(0, 7), [
+      "TypeError: lease must be a string, got undefined undefined",
+      "TypeError: space must be a string, got undefined undefined",
+      'RangeError: space "" has 0 characters (allowed 1..=1024)',
+      "RangeError: reserveMs 5 is outside the allowed range 10..=3600000",
+      "RangeError: timeoutMs 1000000000 is outside the allowed range 100..=600000",
+      'TypeError: headers must be an object of header names and values, got string "x"',
+      'RangeError: unknown openLeased option "leese" (allowed: lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist)',
+    ]);
+    assert.equal(errors[7], `Error: ${lease.url}/acquire answered 404 UNKNOWN_SPACE: space "nope" is not served here`);
+    assert.equal(
+      errors[8],
+      `Error: ${lease.url}/acquire answered 403 FORBIDDEN: not authorized to acquire in space 'web'`,
+    );
+    assert.match(
+      errors[9],
+      /^RangeError: space 'web' at .* has the layout "time 41 bits of 1 ms from 1704067200000, node 10 bits, sequence 12 bits, node above sequence"; this app expects "time 41 bits of 1 ms from 1288834974657, node 10 bits, sequence 12 bits, node above sequence"$/,
+    );
+  },
+);
