@@ -56,15 +56,19 @@ export default {
 const COMPAT = "2025-04-01";
 
 /** Starts workerd with the store and `clients` client workers on the storage in `dir`,
- * its clock `offset` ms ahead of the host's. */
-export async function open(dir, { clients = 2, offset = 0 } = {}) {
+ * its clock `offset` ms ahead of the host's. The client workers run `client` (by default
+ * the one above, which calls the object's methods). */
+export async function open(dir, { clients = 2, offset = 0, client: clientScript = client } = {}) {
   const worker = (name, script, bindings) => ({
     name,
     modules: true,
     script,
     scriptPath: `${here}${name}.mjs`,
     modulesRoot: here,
-    modulesRules: [{ type: "ESModule", include: ["**/*.js", "**/*.mjs"] }],
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
     compatibilityDate: COMPAT,
     routes: [`${name}.test/*`],
     durableObjects: { LEASES: bindings },
@@ -76,7 +80,7 @@ export async function open(dir, { clients = 2, offset = 0 } = {}) {
     workers: [
       worker("store", store, { className: "Leases", useSQLite: true }),
       ...Array.from({ length: clients }, (_, i) =>
-        worker(`client${i}`, client, { className: "Leases", scriptName: "store" }),
+        worker(`client${i}`, clientScript, { className: "Leases", scriptName: "store" }),
       ),
     ],
   });

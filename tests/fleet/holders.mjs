@@ -1,6 +1,9 @@
 // Shared by the fleet tests: bounded waits for leases, IDs taken from generators, and the
 // check that two holders never issued the same ID.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { leaseNode } from "snowdrift/redis";
 import { connect } from "./clients.mjs";
 import { sleep } from "./redis-server.mjs";
@@ -78,4 +81,24 @@ export function assertDisjoint(lists, what) {
     }
   });
   assert.equal(dups, 0, `${what}: ${dups} IDs issued by two holders, e.g. ${example}`);
+}
+
+/** Runs `program` in this folder (SIGKILLed after `timeoutMs`); resolves with its exit
+ * code, signal and output. `onLine(line, child)` hears each line it prints. */
+export function runChild(program, args, { onLine, timeoutMs = 15000 } = {}) {
+  const c = spawn(program, args, { cwd: dirname(fileURLToPath(import.meta.url)), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "",
+    err = "";
+  c.stdout.on("data", (d) => {
+    out += d;
+    if (onLine) for (const line of String(d).split("\n").filter(Boolean)) onLine(line, c);
+  });
+  c.stderr.on("data", (d) => (err += d));
+  const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
+  return new Promise((resolve) =>
+    c.on("exit", (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal, out, err });
+    }),
+  );
 }

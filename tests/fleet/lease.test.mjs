@@ -4,14 +4,13 @@
 // errors, a cluster, process exit and signals, and the `snowdrift lease` command (Redis).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
 import { startServer, startCluster, freePort, sleep } from "./redis-server.mjs";
 import { KINDS, connect, connectCluster } from "./clients.mjs";
-import { leaseWhenFree, until, withClient as withClientAt } from "./holders.mjs";
+import { leaseWhenFree, runChild, until, withClient as withClientAt } from "./holders.mjs";
 import { STORE_KINDS, connectTo, fencesOf, leaseFor, startStore, withStore } from "./stores.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -45,23 +44,7 @@ async function warm(opts, kind = "redis") {
 }
 
 /** Runs a node child process; resolves with its exit code, signal and output. */
-function child(args, { onLine, timeoutMs = 15000 } = {}) {
-  const c = spawn(process.execPath, args, { cwd: here, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "",
-    err = "";
-  c.stdout.on("data", (d) => {
-    out += d;
-    if (onLine) for (const line of String(d).split("\n").filter(Boolean)) onLine(line, c);
-  });
-  c.stderr.on("data", (d) => (err += d));
-  const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
-  return new Promise((resolve) =>
-    c.on("exit", (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, out, err });
-    }),
-  );
-}
+const child = (args, options) => runChild(process.execPath, args, options);
 
 for (const kind of STORE_KINDS) {
   const leaseNode = leaseFor(kind);

@@ -4,6 +4,10 @@
 // here: fast (SIGINT), immediate (SIGQUIT: the next start runs crash recovery), and a
 // restore from an older base backup. Every wait is bounded; every server is killed when
 // this process exits.
+//
+// Run as a program (`node pg-server.mjs serve PORT`, for the newcomer suite), it starts a
+// server on PORT with a database `app` owned by the role `app`, prints "ready", and stops
+// it on SIGTERM or SIGINT.
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,13 +40,14 @@ function own(dir) {
   chmodSync(dir, 0o700);
 }
 
-/** Starts a server in a new temp dir; resolves once it answers. */
-export async function startPostgres() {
+/** Starts a server in a new temp dir (on `port`, else a free one); resolves once it
+ * answers. */
+export async function startPostgres({ port: wanted } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "snowdrift-pg-"));
   own(dir);
   const data = join(dir, "data");
   runSync("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
-  const port = await freePort();
+  const port = wanted ?? (await freePort());
   let child;
 
   async function spawnServer() {
@@ -166,4 +171,13 @@ export async function startPostgres() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+if (process.argv[2] === "serve" && import.meta.url === `file://${process.argv[1]}`) {
+  const server = await startPostgres({ port: Number(process.argv[3]) });
+  server.psql(`CREATE DATABASE ${ROLE} OWNER ${ROLE}`);
+  console.log(`ready ${server.url.replace(/postgres$/, ROLE)} (pid ${server.pid})`);
+  const stop = () => server.stop().then(() => process.exit(0));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
 }

@@ -5,7 +5,6 @@
 // `snowdrift lease --postgres`.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -13,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { leaseNode, list, setup } from "snowdrift/postgres";
 import { decode } from "snowdrift";
 import { freePort, sleep } from "./redis-server.mjs";
-import { assertDisjoint, issueFor, until } from "./holders.mjs";
+import { assertDisjoint, issueFor, runChild, until } from "./holders.mjs";
 import { connectPostgres, startStore, withStore } from "./stores.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -31,21 +30,7 @@ after(async () => {
   await server?.stop();
 });
 
-/** Runs a child process; resolves with its exit code, signal and output. */
-function child(program, args, { timeoutMs = 15000 } = {}) {
-  const c = spawn(program, args, { cwd: here, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "",
-    err = "";
-  c.stdout.on("data", (d) => (out += d));
-  c.stderr.on("data", (d) => (err += d));
-  const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
-  return new Promise((resolve) =>
-    c.on("exit", (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, out, err });
-    }),
-  );
-}
+const child = runChild;
 
 test("setup is idempotent and safe to run concurrently, in a schema the user names, as a role that is no superuser", () =>
   withStore("pg-pool", server, async (pool) => {

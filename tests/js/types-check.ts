@@ -25,6 +25,13 @@ import { leaseHandler } from "snowdrift/http";
 import type { LeaseCall, LeaseHandler } from "snowdrift/http";
 import { openLeased } from "snowdrift/browser-lease";
 import type { LeasedSnowdrift } from "snowdrift/browser-lease";
+import {
+  SnowdriftLeases,
+  durableObjectStore,
+  leased as leasedPerIsolate,
+  leaseNode as leaseFromObject,
+} from "snowdrift/cloudflare";
+import type { LeasesNamespace, WaitUntil } from "snowdrift/cloudflare";
 
 const options: SnowdriftOptions = {
   layout: "twitter",
@@ -96,6 +103,17 @@ async function leasedFromPostgres(pool: PostgresClient): Promise<[bigint, number
 }
 // @ts-expect-error schema is a string
 leasePostgres({ query: async () => ({}) }, { key: "k", schema: 3 });
+// snowdrift/cloudflare: a lease per isolate from a Durable Object, kept per request.
+const orderIds = leasedPerIsolate("LEASES", { key: "ids:orders", layout: "twitter", ttlMs: 60_000 });
+async function fromWorker(env: { LEASES: LeasesNamespace }, ctx: WaitUntil): Promise<[string, bigint]> {
+  const generator: Snowdrift = await orderIds(env, ctx);
+  const lease = await leaseFromObject(env.LEASES, { key: "ids:other", ttlMs: 30_000 });
+  await lease.keep(ctx);
+  const id: bigint = lease.generator().next();
+  await lease.release();
+  return [generator.nextString(), id];
+}
+class Leases extends SnowdriftLeases {}
 const fromBrowser: Parts = decodeBrowser(id);
 
 // @ts-expect-error a node id is a number or a function giving one, not a string
@@ -142,6 +160,12 @@ const httpHandler: LeaseHandler = leaseHandler({
   origins: ["https://app.example"],
   maxIds: 100,
 });
+declare const leasesBinding: LeasesNamespace;
+const workerHandler = leaseHandler({
+  store: durableObjectStore(leasesBinding),
+  spaces: { web: {} },
+  authorize: () => true,
+});
 const pgHandler = leaseHandler({
   store: postgresStore(pgClient, { schema: "leases" }),
   spaces: {},
@@ -149,6 +173,7 @@ const pgHandler = leaseHandler({
 });
 const response: Promise<Response> = httpHandler(new Request("https://x.example/lease/acquire"));
 const closed: Promise<void> = pgHandler.close();
+const workerResponse: Promise<Response> = workerHandler(new Request("https://x.example/lease/ids"));
 const leasedGen: Promise<LeasedSnowdrift> = openLeased({ lease: "https://x.example/lease", space: "web" });
 leasedGen.then((g) => {
   const id: bigint = g.next();

@@ -52,13 +52,19 @@ async function workerd() {
     format: "esm",
     platform: "neutral",
     conditions: ["workerd", "worker", "browser"],
-    external: ["*.wasm"],
+    external: ["*.wasm", "cloudflare:workers"],
     outfile: join(out, "worker.mjs"),
     logLevel: "warning",
   });
   copyFileSync(join(pkgDir, "snowdrift.wasm"), join(out, "snowdrift.wasm"));
   const { Miniflare } = await load("miniflare");
+  // A block that exports the lease store gets it bound as LEASES, as the README's
+  // wrangler.toml binds it (SQLite storage, kept in memory here).
+  const leases = /export\s*\{\s*SnowdriftLeases\s*\}/.test(readFileSync(block, "utf8"))
+    ? { durableObjects: { LEASES: { className: "SnowdriftLeases", useSQLite: true } } }
+    : {};
   const mf = new Miniflare({
+    ...leases,
     modules: true,
     scriptPath: join(out, "worker.mjs"),
     modulesRoot: out,
@@ -66,7 +72,7 @@ async function workerd() {
       { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
-    compatibilityDate: "2025-01-01",
+    compatibilityDate: "2025-04-01",
     // The deployment's variables a Worker block reads, as its comments describe them.
     bindings: { NODE_ID: "12" },
     host: "127.0.0.1",

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { LeaseStore } from "./lease-store.js";
+import type { Snowdrift, SnowdriftOptions } from "./index.js";
+import type { Lease as NodeLease, LeaseOptions } from "./lease.js";
 
 /** What `acquire` takes: the settings every client of the space shares, and the lease's own. */
 export interface AcquireRequest {
@@ -79,11 +80,54 @@ export declare class SnowdriftLeases extends DurableObject {
   list(space: string): Listing;
 }
 
-// biome-ignore-start lint/suspicious/noExplicitAny: the binding's own stub types come from @cloudflare/workers-types
-/** A Durable Object binding of the `SnowdriftLeases` class (`env.LEASES`). */
-export type LeasesNamespace = { idFromName(name: string): any; get(id: any): any };
-// biome-ignore-end lint/suspicious/noExplicitAny: the binding's own stub types come from @cloudflare/workers-types
+export type { LeaseOptions, LeaseState } from "./lease.js";
 
-/** The lease protocol's calls on the objects of `namespace` (one per space), for
- * `snowdrift/http`'s `leaseHandler` in a Worker. */
-export declare function durableObjectStore(namespace: LeasesNamespace): LeaseStore;
+/** A binding of the `SnowdriftLeases` class (`env.LEASES`). */
+export interface LeasesNamespace {
+  idFromName(name: string): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: the binding's stub type is the runtime's
+  get(id: any): any;
+}
+
+/** What a Worker does with its `ctx`: run a promise past the response. */
+export interface WaitUntil {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** A node id leased from a `SnowdriftLeases` object for one isolate; kept by `keep(ctx)`. */
+export declare class Lease extends NodeLease {
+  /**
+   * The per-request check: lapses the lease when no renewal succeeded for `ttl - skew` ms,
+   * renews when due (in the background through `ctx.waitUntil` while more than half of the
+   * lease's time is left, else awaited).
+   * @throws {Error} the lease's error once it lapsed, was lost or released.
+   */
+  keep(ctx?: WaitUntil): Promise<void>;
+}
+
+/**
+ * Leases a node id of the space `options.key` (TTL up to a day) from the objects bound as
+ * `namespace`; resolves once the lease is usable. An evicted isolate never releases: its
+ * lease ends by its TTL.
+ * @throws {TypeError | RangeError} bad options, before any call to the object.
+ * @throws {RangeError} every node id is leased, or the space has other settings.
+ */
+export declare function leaseNode(namespace: LeasesNamespace, options: LeaseOptions): Promise<Lease>;
+
+/**
+ * One fenced generator per isolate: call it at module level, then `await ids(env, ctx)` in
+ * each request. It leases on first use, keeps the lease on every call, and leases again
+ * after the lease lapsed or was lost.
+ */
+export declare function leased(
+  binding: string,
+  options: LeaseOptions,
+  generatorOptions?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">,
+): (env: Record<string, unknown>, ctx?: WaitUntil) => Promise<Snowdrift>;
+
+/** The protocol's calls on a `SnowdriftLeases` namespace, as every holder takes them. */
+export declare function durableObjectStore(namespace: LeasesNamespace): {
+  acquire(request: AcquireRequest): Promise<{ node: number; notBefore: number; until: number }>;
+  renew(ticket: { space: string; node: number; token: string }, ttl: number): Promise<number>;
+  release(ticket: { space: string; node: number; token: string }, issued: number): Promise<unknown>;
+};

@@ -1,5 +1,7 @@
-// `snowdrift/cloudflare`: the node id lease protocol of lease/PROTOCOL.md as a Durable
-// Object, for Cloudflare Workers. One object per space (`namespace.idFromName(space)`)
+// `snowdrift/cloudflare`: node id leases for Cloudflare Workers. The store is the
+// Durable Object below; the client (`leaseNode`, `leased`, at the end of this file) turns
+// a lease from it into a fenced generator per isolate. The protocol is lease/PROTOCOL.md,
+// as a Durable Object. One object per space (`namespace.idFromName(space)`)
 // keeps the space's records in its SQLite storage and answers the protocol's four calls
 // over RPC: acquire, renew, release and list, with the replies and the error texts of the
 // Redis scripts (`lease/lua/*.lua`), so one client-side mapper serves every store.
@@ -21,10 +23,8 @@
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
-
-// The store interface of the lease rules over this class's objects, for `snowdrift/http`'s
-// handler in a Worker (and the Workers client).
-export { durableObjectStore } from "./do-store.mjs";
+import { HeldLease, acquireLease, leaseOptions } from "./lease-rules.mjs";
+import * as api from "./workerd.js";
 
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
 const MAX_CAPACITY = 2 ** 32;
@@ -282,4 +282,119 @@ export class SnowdriftLeases extends DurableObject {
       )
       .toArray()[0];
   }
+}
+
+// ---- The Workers client ----------------------------------------------------------------
+// Workers have no timers between requests, so the holder of lease/PROTOCOL.md runs
+// lazily: every request calls `keep(ctx)`, a comparison of the isolate's clock against
+// the newest successful renewal, and one object call when a renewal is due (in the
+// background through `ctx.waitUntil` while the lease has time to spare, awaited when it
+// has little). The lapse is checked there too. An isolate that is evicted never
+// releases: its lease ends by its TTL, and the id goes to the next isolate after its
+// fence. Between calls of `keep`, the fence (in ID time, from the object's clock) is what
+// stops the generator.
+
+// A Worker's leases last at most a day, as in Node.
+const MAX_LEASE_TTL_MS = 86_400_000;
+// Names this isolate in the holders `list` shows (module state is per isolate). Made on
+// first use: Workers refuse random values in a module's global scope.
+let isolate;
+
+/** The protocol's calls on a Durable Object namespace bound to `SnowdriftLeases` (one
+ * object per space), as every holder takes them (lease-rules.mjs). */
+export function durableObjectStore(namespace) {
+  if (typeof namespace?.idFromName !== "function" || typeof namespace?.get !== "function") {
+    throw wrongType("the Durable Object namespace", "a binding of the SnowdriftLeases class (env.LEASES)", namespace);
+  }
+  const stub = (space) => namespace.get(namespace.idFromName(space));
+  return {
+    name: "Durable Object",
+    async acquire(a) {
+      const { node, notBefore, until } = await stub(a.space).acquire(a);
+      return { node, notBefore, until };
+    },
+    async renew(t, ttl) {
+      return (await stub(t.space).renew({ ...t, ttl })).until;
+    },
+    release: (t, issued) => stub(t.space).release({ ...t, issued }),
+  };
+}
+
+/** A node id leased from a `SnowdriftLeases` object, for one isolate: the holder of
+ * lease-rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator. */
+export class Lease extends HeldLease {
+  #renewing;
+
+  /**
+   * The per-request check, cheap unless a renewal is due: lapses the lease when no
+   * renewal succeeded for `ttl - skew` ms, renews when `renewEvery` ms have passed since
+   * the newest successful renewal (in the background through `ctx.waitUntil` while less
+   * than half of `ttl - skew` has passed, else awaited; one at a time), and throws the
+   * lease's error once it stopped.
+   */
+  async keep(ctx) {
+    if (this.state === "live") {
+      const { ttl, skew, renewEvery } = this._options;
+      const since = this._sinceRenewal();
+      if (since >= ttl - skew) {
+        this._lapse();
+      } else if (since >= renewEvery) {
+        this.#renewing ??= this._renew().finally(() => {
+          this.#renewing = undefined;
+        });
+        if (since < (ttl - skew) / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(this.#renewing);
+        else await this.#renewing;
+      }
+    }
+    if (this.state !== "live") throw this.error;
+  }
+}
+
+/**
+ * Leases a node id of the space `options.key` from the `SnowdriftLeases` objects bound
+ * as `namespace` (`env.LEASES`); resolves once the lease is usable. Options as
+ * `snowdrift/redis`'s `leaseNode`.
+ */
+export async function leaseNode(namespace, options) {
+  const o = leaseOptions(api, options, {
+    holder: `worker isolate ${(isolate ??= crypto.randomUUID().slice(0, 8))}`,
+    maxTtlMs: MAX_LEASE_TTL_MS,
+  });
+  return acquireLease((...args) => new Lease(api, ...args), durableObjectStore(namespace), o);
+}
+
+/**
+ * One fenced generator per isolate, leased and kept lazily: `const ids = leased("LEASES",
+ * options)` at module level, then `const generator = await ids(env, ctx)` in each request.
+ * It leases on first use, calls `keep(ctx)` on every call, and leases again (a new node id,
+ * fenced like any other) after the lease lapsed or was lost.
+ */
+export function leased(binding, options, generatorOptions) {
+  strArg("binding", binding);
+  let current; // a promise of { lease, generator }
+  return async (env, ctx) => {
+    const namespace = env?.[binding];
+    if (namespace === undefined) throw new TypeError(`env.${binding} is not bound (a SnowdriftLeases namespace)`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      current ??= leaseNode(namespace, options).then((lease) => ({
+        lease,
+        generator: lease.generator(generatorOptions),
+      }));
+      let held;
+      try {
+        held = await current;
+      } catch (e) {
+        current = undefined; // the next request tries again
+        throw e;
+      }
+      try {
+        await held.lease.keep(ctx);
+        return held.generator;
+      } catch (e) {
+        if (held.lease.state === "live") throw e;
+        if (current !== undefined && (await current) === held) current = undefined;
+      }
+    }
+    throw new Error(`no live lease of '${options?.key}' after leasing again`);
+  };
 }

@@ -112,3 +112,186 @@ export function newToken() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+// While a new (or data-lost) space's first lease is not yet usable, renew this often.
+const USABLE_POLL_MS = 100;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `p`, or a rejection with `message` after `ms` (in Node the timer never holds the
+ * process unless `ref`). */
+export function within(p, ms, message, ref = false) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    if (!ref) timer.unref?.();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The holder's state machine of one lease, whatever the runtime: the fence, the wait
+ * until usable, a renewal and its bookkeeping, the lapse, lost, the generator and the
+ * release. What schedules the renewals and checks the lapse is the runtime's: timers in
+ * Node (`holder.cjs`), each request in Workers (`cloudflare.js`); they subclass this and
+ * hear of a successful renewal (`_renewed`) and of the stop (`_stopped`).
+ */
+export class HeldLease {
+  #api;
+  #store;
+  #ticket;
+  #o;
+  #gen;
+  #okSentAt; // performance.now() when the newest successful renewal was sent
+  #controller = new AbortController();
+  #released;
+
+  constructor(api, store, o, token, sentAt, grant) {
+    this.#api = api;
+    this.#store = store;
+    this.#o = o;
+    this.#ticket = { space: o.space, node: grant.node, token };
+    this.#okSentAt = sentAt;
+    /** The node id. */
+    this.node = grant.node;
+    /** The ID time (Unix ms) this lease never issues at or before. */
+    this.notBefore = grant.notBefore;
+    /** The fence: the lease's end (Unix ms of the store's clock); IDs are timed before it. */
+    this.until = grant.until;
+    /** "live", "lapsed", "lost" or "released". */
+    this.state = "live";
+    /** Why the lease stopped (undefined while live). */
+    this.error = undefined;
+  }
+
+  /** Aborted when the lease stops, with `error` as its reason. */
+  get signal() {
+    return this.#controller.signal;
+  }
+
+  /** The checked options: `ttl`, `skew`, `renewEvery` (ms) and the rest. */
+  get _options() {
+    return this.#o;
+  }
+
+  /** How long ago (local monotonic ms) the newest successful renewal was sent. */
+  _sinceRenewal() {
+    return performance.now() - this.#okSentAt;
+  }
+
+  _what() {
+    return `lease of node ${this.node} of '${this.#o.space}'`;
+  }
+
+  /** Renews until the lease has a tick to issue in (a new space's first `skew` ms). */
+  async _usable() {
+    const { ttl, skew } = this.#o;
+    const deadline = performance.now() + ttl + skew;
+    while (this.until - this.notBefore <= this.#o.facts.tickMs) {
+      if (performance.now() > deadline) {
+        throw new Error(
+          `${this._what()} is not usable after ${ttl + skew} ms (fence ${this.until}, not before ${this.notBefore})`,
+        );
+      }
+      await sleep(USABLE_POLL_MS);
+      // A renewal that gets no answer is given up on here (it may still land).
+      await Promise.race([this._renew(), sleep(USABLE_POLL_MS)]);
+      if (this.state !== "live") throw this.error;
+    }
+  }
+
+  /** One renewal; failures other than LOST are left for the next one. A reply that comes
+   * late (a client queueing commands while the store is away) counts from when it was
+   * sent; the lapse bounds how many can be pending. */
+  async _renew() {
+    const sentAt = performance.now();
+    try {
+      const until = await this.#store.renew(this.#ticket, this.#o.ttl);
+      if (this.state !== "live") return;
+      if (until > this.until) this.until = until;
+      this.#gen?.setFenceMs(this.until);
+      if (sentAt > this.#okSentAt) {
+        this.#okSentAt = sentAt;
+        this._renewed();
+      }
+    } catch (e) {
+      if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
+    }
+  }
+
+  /** Called after a renewal moved the newest successful one forward. */
+  _renewed() {}
+
+  /** Called once, when the lease stops. */
+  _stopped() {}
+
+  /** Stops the lease for good: no renewal succeeded for `ttl - skew` ms. */
+  _lapse() {
+    const { ttl, skew } = this.#o;
+    this._stop(
+      "lapsed",
+      new Error(`${this._what()} lapsed: no renewal succeeded for ${ttl - skew} ms (ttl ${ttl} ms, skew ${skew} ms)`),
+    );
+  }
+
+  _stop(state, error) {
+    if (this.state !== "live") return;
+    this.#gen?.setFenceMs(0);
+    this.state = state;
+    this.error = error;
+    this._stopped();
+    this.#controller.abort(error);
+  }
+
+  /** The generator of this lease (one per lease: a second would repeat IDs). Options as
+   * `new Snowdrift` takes, but the layout, node and resumeAfter are the lease's. */
+  generator(options) {
+    if (this.state !== "live") throw this.error;
+    if (this.#gen !== undefined) {
+      throw new Error(`${this._what()} already has its generator (one per lease: a second would repeat IDs)`);
+    }
+    const o = this.#o;
+    const lease = { clock: o.clock, layout: o.layout, facts: o.facts, node: this.node };
+    this.#gen = leaseGenerator(this.#api, { ...lease, notBefore: this.notBefore, until: this.until }, options);
+    return this.#gen;
+  }
+
+  /** Stops the generator and hands the id on (the next holder starts after the newest ID
+   * issued, not at the lease's end). Idempotent; resolves for a lease already lost. */
+  release() {
+    this.#released ??= (async () => {
+      this._stop("released", new Error(`${this._what()} was released`));
+      if (this.state === "lost") return;
+      this.state = "released";
+      const issued = Math.max(this.notBefore, this.#gen?.issuedThroughMs ?? 0);
+      const ttl = this.#o.ttl;
+      await within(
+        this.#store.release(this.#ticket, issued),
+        ttl,
+        `release of ${this._what()} got no reply within ${ttl} ms`,
+      );
+    })();
+    return this.#released;
+  }
+}
+
+/** Acquires a lease of the checked options `o` from `store`, made by `make(store, o,
+ * token, sentAt, grant)`; resolves once it is usable (else releases it and rejects). */
+export async function acquireLease(make, store, o) {
+  const token = newToken();
+  const sentAt = performance.now();
+  let grant;
+  try {
+    grant = await store.acquire(acquireArgs(o, token));
+  } catch (e) {
+    throw storeError(e);
+  }
+  const lease = make(store, o, token, sentAt, grant);
+  try {
+    await lease._usable();
+  } catch (e) {
+    await lease.release().catch(() => {});
+    throw e;
+  }
+  return lease;
+}

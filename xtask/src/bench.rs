@@ -9,5 +9,6 @@ pub fn run() -> Result {
     // The npm package's and the leases' benchmarks run even if another one failed.
     let npm = crate::npm::bench();
     let fleet = crate::fleet::bench();
-    core.and(npm).and(fleet)
+    let edge = crate::edge::bench();
+    core.and(npm).and(fleet).and(edge)
 }

@@ -12,7 +12,10 @@
 //! runs in workerd through Miniflare and a browser block (`snowdrift/browser`,
 //! `localStorage`, `document`) in headless Chromium, both through
 //! `tests/newcomer/runtimes.mjs`. Blocks that connect to Redis find a redis-server on
-//! 127.0.0.1:6379, which the suite starts when the port is free.
+//! 127.0.0.1:6379, and blocks that connect to PostgreSQL a server on 127.0.0.1:5432 with
+//! the database and role `app` (`tests/fleet/pg-server.mjs`); the suite starts each when
+//! its port is free. A Worker block that exports the lease store gets it bound as
+//! `LEASES`.
 //!
 //! Shell blocks and other languages are listed as skipped. A block that cannot run here
 //! is marked in the markdown by a comment on the line right before it:
@@ -36,10 +39,14 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// The Redis server the blocks name.
 const REDIS_PORT: u16 = 6379;
 
+/// The PostgreSQL server the blocks name (`postgres://app@127.0.0.1/app`).
+const POSTGRES_PORT: u16 = 5432;
+
 /// Crates a Rust block may use besides snowdrift, added to its manifest at the version of
 /// the workspace's Cargo.lock, with the features a user would name for the block.
 const RUST_CRATES: &[(&str, &str)] = &[
     ("redis", ""),
+    ("tokio-postgres", ""),
     ("tokio", r#", features = ["macros", "rt-multi-thread"]"#),
 ];
 
@@ -80,6 +87,11 @@ impl Block {
     fn needs_redis_server(&self) -> bool {
         self.code.contains("redis")
     }
+
+    /// Whether the block talks to PostgreSQL (database and role `app` at 127.0.0.1:5432).
+    fn needs_postgres_server(&self) -> bool {
+        self.code.contains("postgres")
+    }
 }
 
 /// `cargo xtask test newcomer`.
@@ -111,10 +123,16 @@ fn run_all(blocks: &[Block], scratch: &Path) -> Result {
     if runs(|k| *k == Kind::Browser) {
         ensure_apt(&[("chromium", "chromium")])?;
     }
-    let redis = blocks
-        .iter()
-        .any(|b| !matches!(b.kind, Kind::Skip(_)) && b.needs_redis_server())
+    let needs = |f: fn(&Block) -> bool| {
+        blocks
+            .iter()
+            .any(|b| !matches!(b.kind, Kind::Skip(_)) && f(b))
+    };
+    let redis = needs(Block::needs_redis_server)
         .then(start_redis)
+        .transpose()?;
+    let postgres = needs(Block::needs_postgres_server)
+        .then(start_postgres)
         .transpose()?;
 
     let mut report = Vec::new();
@@ -149,7 +167,7 @@ fn run_all(blocks: &[Block], scratch: &Path) -> Result {
         eprintln!("{:<22} {:<5} {line}{where_}", block.at(), block.lang);
         report.push(line);
     }
-    if let Some(server) = redis {
+    for server in [redis, postgres].into_iter().flatten() {
         stop(server);
     }
 
@@ -344,6 +362,9 @@ fn manifest(base: &str, code: &str) -> Result<String> {
         if code.contains("ClusterClient") || code.contains("redis::cluster") {
             features.push("\"cluster\"");
         }
+        if code.contains("Postgres") {
+            features.push("\"postgres\"");
+        }
         deps += &format!(
             "snowdrift-lease = {{ path = {:?}, features = [{}] }}\n",
             path("lease"),
@@ -351,7 +372,7 @@ fn manifest(base: &str, code: &str) -> Result<String> {
         );
     }
     for (name, extra) in RUST_CRATES {
-        if code.contains(&format!("{name}::")) {
+        if code.contains(&format!("{}::", name.replace('-', "_"))) {
             let version = lock_version(name)?;
             deps += &format!("{name} = {{ version = \"={version}\"{extra} }}\n");
         }
@@ -629,6 +650,38 @@ fn start_redis() -> Result<Child> {
     ))
 }
 
+/// Starts PostgreSQL on 127.0.0.1:5432 with the database and role `app`, where the blocks
+/// connect, when the port is free: `tests/fleet/pg-server.mjs serve` (initdb in a temp
+/// dir, the server as nobody when we are root), which stops it on SIGTERM.
+fn start_postgres() -> Result<Child> {
+    ensure_apt(&[("postgresql", "\"$(pg_config --bindir 2>/dev/null)/initdb\"")])?;
+    if TcpListener::bind(("127.0.0.1", POSTGRES_PORT)).is_err() {
+        return Err(format!(
+            "README blocks connect to postgres://app@127.0.0.1:{POSTGRES_PORT}/app, but something \
+             already listens on that port: stop it, and the suite starts a server of its own there"
+        ));
+    }
+    let mut child = Command::new("node")
+        .arg(root().join("tests/fleet/pg-server.mjs"))
+        .args(["serve", &POSTGRES_PORT.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start tests/fleet/pg-server.mjs: {e}"))?;
+    // The first line is "ready ..." once the server answers (the script bounds its waits).
+    let mut line = String::new();
+    let stdout = child.stdout.take().ok_or("no stdout of pg-server.mjs")?;
+    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+    if !line.starts_with("ready") {
+        stop(child);
+        return Err(format!(
+            "PostgreSQL did not start for the README blocks: {line:?}"
+        ));
+    }
+    eprintln!("PostgreSQL: {}", line.trim().trim_start_matches("ready "));
+    Ok(child)
+}
+
 fn ping(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
@@ -640,7 +693,8 @@ fn ping(port: u16) -> bool {
         && &reply == b"+PONG\r\n"
 }
 
-/// Stops the suite's redis-server by its pid (SIGTERM; it keeps no data), then reaps it.
+/// Stops a server the suite started by its pid (SIGTERM: redis-server keeps no data;
+/// pg-server.mjs stops PostgreSQL and removes its files), then reaps it.
 fn stop(mut child: Child) {
     let _ = Command::new("kill").arg(child.id().to_string()).status();
     let _ = child.wait();

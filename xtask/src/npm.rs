@@ -9,9 +9,9 @@
 //! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`),
 //! the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
 //! `holder.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease store as a Durable
-//! Object), `snowdrift/http` (the lease handler, `lease-http.mjs`, one entry per runtime)
-//! and `snowdrift/browser-lease` (its browser client) each bundled with the checks, the
-//! entry points, the
+//! Object and its Workers client), `snowdrift/http` (the lease handler, `lease-http.mjs`,
+//! one entry per runtime) and `snowdrift/browser-lease` (its browser client) each bundled
+//! with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
@@ -47,7 +47,6 @@ const BUNDLED: &[&str] = &[
     "redis.cjs",
     "postgres.cjs",
     "cloudflare.js",
-    "do-store.mjs",
     "lease-http.mjs",
     "http-node.cjs",
     "http-workerd.js",
@@ -209,8 +208,8 @@ pub fn build() -> Result {
     // The other entries bundle what they import (the argument checks, `check.mjs`) but not
     // the entry of their runtime they reach the API through: one wasm instance per runtime.
     // `snowdrift/browser` is minified; the lease clients (for Node) and
-    // `snowdrift/cloudflare` (a Durable Object, which reaches no API: only its runtime's
-    // module is left out) are not. The Node clients share one holder (`holder.cjs`: one
+    // `snowdrift/cloudflare` (the Durable Object and the Workers client, over the workerd
+    // entry) are not. The Node clients share one holder (`holder.cjs`: one
     // set of live leases to release at exit).
     const LEASE: &[&str] = &["./node.cjs", "./holder.cjs"];
     for (entry, format, file, external) in [
@@ -239,7 +238,7 @@ pub fn build() -> Result {
             "cloudflare.js",
             "esm",
             "cloudflare.js",
-            &["cloudflare:workers"],
+            &["cloudflare:workers", "./workerd.js"],
         ),
     ] {
         let bundled = stage.join(format!("bundled-{file}"));

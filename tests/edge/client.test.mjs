@@ -1,0 +1,225 @@
+// The Workers client of `snowdrift/cloudflare` (`leased`, `leaseNode`) in workerd through
+// Miniflare: client Workers in isolates of their own lease node ids from the store's
+// Durable Object and issue IDs in every request, while the object restarts, its storage
+// is wiped, and all isolates are recycled. Every ID is collected: none twice.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decode } from "snowdrift";
+import { entry, open } from "./harness.mjs";
+
+const LAYOUT = { timeBits: 41, nodeBits: 2, sequenceBits: 12, epochMs: 1704067200000 };
+const TTL_MS = 1000;
+const SKEW_MS = 200;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A client Worker: POST {n} answers {ids} (decimal strings, `n` of them from this
+// isolate's leased generator) or {error}; POST {op: "list"} lists the space; POST {op: "lapse"} leases with leaseNode, stays
+// idle past the lapse and answers what keep() and next() then say; POST {op: "wipe"}
+// empties the object's storage.
+const client = `
+import { leased, leaseNode } from "${entry}";
+const LAYOUT = ${JSON.stringify(LAYOUT)};
+const options = { key: "ids:edge", layout: LAYOUT, ttlMs: ${TTL_MS}, skewMs: ${SKEW_MS} };
+const ids = leased("LEASES", options);
+// A lease renewed rarely (every 2.5 s of its 3 s): a holder goes on issuing long after
+// its records are gone.
+const slow = { ...options, key: "ids:slow", ttlMs: 3000, renewEveryMs: 2500 };
+const slowIds = leased("LEASES", slow);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const error = (e) => ({ error: { name: e.name, message: e.message } });
+export default {
+  async fetch(request, env, ctx) {
+    const body = await request.json();
+    if (body.op === "list") {
+      return Response.json(await env.LEASES.get(env.LEASES.idFromName(options.key)).list(options.key));
+    }
+    if (body.op === "wipe") {
+      await env.LEASES.get(env.LEASES.idFromName(body.slow ? slow.key : options.key)).wipe();
+      return Response.json({ ok: true });
+    }
+    if (body.op === "lapse") {
+      const lease = await leaseNode(env.LEASES, { ...options, key: "ids:lapse" });
+      const gen = lease.generator();
+      const first = gen.next().toString();
+      await sleep(${TTL_MS - SKEW_MS} + 100);
+      const kept = await lease.keep(ctx).then(() => "kept", (e) => e.message);
+      let next;
+      try {
+        next = gen.next().toString();
+      } catch (e) {
+        next = e.message;
+      }
+      return Response.json({ first, kept, next, state: lease.state, node: lease.node });
+    }
+    try {
+      const gen = await (body.slow ? slowIds : ids)(env, ctx);
+      return Response.json({ ids: Array.from(gen.nextBatch(body.n), String) });
+    } catch (e) {
+      return Response.json(error(e));
+    }
+  },
+};`;
+
+/** A Miniflare with `clients` client isolates on the storage in `dir`. */
+const start = (dir, clients = 3) => open(dir, { clients, client });
+
+async function post(mf, c, body) {
+  const res = await mf.dispatchFetch(`http://client${c}.test/`, { method: "POST", body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`client${c}: HTTP ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** Requests IDs from every client for `ms`, `n` per request (of the slowly renewed lease
+ * when `slow`); returns {ids, errors}. */
+async function issue(mf, clients, ms, n = 200, slow = false) {
+  const ids = [];
+  const errors = [];
+  const end = performance.now() + ms;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = 0; i < 10_000 && performance.now() < end; i++) {
+        const r = await post(mf, c, { n, slow });
+        if (r.error) errors.push(r.error.message);
+        else if (Array.isArray(r.ids)) ids.push(...r.ids);
+        else throw new Error(`client${c} answered ${JSON.stringify(r)}`);
+        await sleep(5);
+      }
+    }),
+  );
+  return { ids, errors };
+}
+
+/** Fails with the count and an example if any ID appears twice. */
+function assertUnique(ids, what) {
+  const seen = new Set();
+  const twice = ids.filter((id) => seen.size === seen.add(id).size);
+  assert.equal(twice.length, 0, `${what}: ${twice.length} IDs issued twice, e.g. ${twice[0]}`);
+}
+
+/** Runs `f(dir)` with a fresh storage directory, removed after. */
+async function withDir(f) {
+  const dir = mkdtempSync(join(tmpdir(), "snowdrift-edge-client-"));
+  try {
+    return await f(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("three isolates issuing at once: a node id each, renewed lazily over three TTLs, no ID twice", () =>
+  withDir(async (dir) => {
+    const mf = await start(dir);
+    try {
+      const { ids, errors } = await issue(mf.mf, 3, 3 * TTL_MS);
+      assert.deepEqual(errors, []);
+      assert.ok(ids.length > 10_000, `${ids.length} IDs`);
+      assertUnique(ids, "three isolates");
+      // Each isolate kept its first lease: three node ids in all.
+      const nodes = new Set(ids.map((id) => decode(BigInt(id), LAYOUT).node));
+      assert.equal(nodes.size, 3, `node ids ${[...nodes]}`);
+      const listing = await post(mf.mf, 0, { op: "list" });
+      assert.equal(listing.ids.filter((l) => l.holder !== "").length, 3);
+      assert.ok(
+        listing.ids.every((l) => l.until > listing.now),
+        "every lease was renewed past now",
+      );
+    } finally {
+      await mf.dispose();
+    }
+  }));
+
+test("an isolate idle past ttl - skew: keep() says the lease lapsed, and its generator stops", () =>
+  withDir(async (dir) => {
+    const mf = await start(dir, 1);
+    try {
+      const r = await post(mf.mf, 0, { op: "lapse" });
+      assert.equal(r.state, "lapsed");
+      assert.equal(
+        r.kept,
+        `lease of node ${r.node} of 'ids:lapse' lapsed: no renewal succeeded for ${TTL_MS - SKEW_MS} ms (ttl ${TTL_MS} ms, skew ${SKEW_MS} ms)`,
+      );
+      assert.match(r.next, /is not before the fence at/);
+      // The next request of an isolate whose lease lapsed leases again.
+      const before = await issue(mf.mf, 1, 200);
+      await sleep(TTL_MS);
+      const after = await issue(mf.mf, 1, 200);
+      assert.deepEqual([...before.errors, ...after.errors], []);
+      assertUnique([...before.ids, ...after.ids], "before and after a lapse");
+    } finally {
+      await mf.dispose();
+    }
+  }));
+
+test("the object restarted and every isolate recycled at random while issuing; storage wiped once: no ID twice", () =>
+  withDir(async (dir) => {
+    let mf = await start(dir);
+    const all = [];
+    const errors = [];
+    try {
+      for (let round = 0; round < 6; round++) {
+        const r = await issue(mf.mf, 3, 300 + Math.floor(Math.random() * 700));
+        all.push(...r.ids);
+        errors.push(...r.errors);
+        if (round === 2) {
+          await post(mf.mf, 0, { op: "wipe" });
+        } else {
+          // workerd goes away with every isolate (none releases) and comes back on the
+          // persisted storage: the new isolates lease while the old leases still run.
+          await mf.dispose();
+          mf = await start(dir);
+        }
+      }
+    } finally {
+      await mf.dispose();
+    }
+    assertUnique(all, "across restarts and a wipe");
+    assert.ok(all.length > 20_000, `${all.length} IDs`);
+    // While the old isolates' leases run, the new ones may find every id leased, and
+    // after the wipe the first leases wait out the guard window: nothing else fails.
+    for (const e of errors) assert.match(e, /are leased|is no longer held|is not usable/);
+  }));
+
+test("storage wiped under an isolate that goes on issuing: a new isolate gets its node id, fenced after it, no ID twice", () =>
+  withDir(async (dir) => {
+    const mf = await start(dir, 2);
+    try {
+      // Isolate 0 alone: node 0 of the space, past the new space's guard window.
+      const first = await issue(mf.mf, 1, 3000 + SKEW_MS + 300, 200, true);
+      await post(mf.mf, 0, { op: "wipe", slow: true });
+      // Isolate 0 issues until its next renewal (up to 2.5 s away) hears LOST; isolate 1
+      // leases the wiped space's first id (node 0 again) at once and issues beside it.
+      const [old, fresh] = await Promise.all([
+        (async () => {
+          const ids = [];
+          for (let i = 0; i < 2000 && ids.length < 400_000; i++) {
+            const r = await post(mf.mf, 0, { n: 200, slow: true });
+            if (r.error) break;
+            ids.push(...r.ids);
+          }
+          return ids;
+        })(),
+        (async () => {
+          const ids = [];
+          const end = performance.now() + 2000;
+          for (let i = 0; i < 2000 && performance.now() < end; i++) {
+            const r = await post(mf.mf, 1, { n: 200, slow: true });
+            if (!r.error) ids.push(...r.ids);
+            await sleep(2);
+          }
+          return ids;
+        })(),
+      ]);
+      const node = (id) => decode(BigInt(id), LAYOUT).node;
+      assert.ok(old.length > 1000, `${old.length} IDs from the wiped holder`);
+      assert.ok(
+        fresh.some((id) => node(id) === node(first.ids[0])),
+        "the new isolate got the old one's node id",
+      );
+      assertUnique([...first.ids, ...old, ...fresh], "the wiped holder and the next");
+    } finally {
+      await mf.dispose();
+    }
+  }));
