@@ -445,6 +445,14 @@ leaseTest(
     assert.ok(leased.every((id) => decode(id).node === node));
     assertIncreasing(leased, "leased IDs");
     assertNoDuplicates([...own, ...leased], "the page's IDs");
+    // Decoding the newest uses the space's layout, not the one chosen under Make IDs.
+    await page.getByTestId("layout").selectOption("twitter");
+    await page.locator("#decode-last").click();
+    assert.equal(await page.getByTestId("decode-layout").inputValue(), "default");
+    const fields = await page.$$eval('[data-testid="decoded"] dt', (dts) =>
+      Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
+    );
+    assert.equal(fields.Node, String(node));
     // Kept: after a reload the setting is still there and open.
     await reload(page);
     assert.equal(await page.getByTestId("lease-url").inputValue(), lease.url);

@@ -640,7 +640,11 @@ ui.copyB32.addEventListener("click", () =>
 );
 ui.decodeLast.addEventListener("click", () => {
   ui.input.value = String(ids[ids.length - 1]);
-  ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;
+  // A leased generator has its space's layout: its preset if it is one, else compare them.
+  const leased = current?.gen.lease?.layout;
+  const presets = [...ui.decodeLayout.options].map((o) => o.value);
+  if (leased !== undefined) ui.decodeLayout.value = presets.includes(leased) ? leased : "auto";
+  else ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;
   showDecoded();
   ui.input.focus();
 });
