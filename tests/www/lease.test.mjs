@@ -544,3 +544,76 @@ leaseTest(
     );
   },
 );
+
+leaseTest(
+  "a dedicated worker shares the tab's lease; renewals move its end while online; no ID twice",
+  async (newContext) => {
+    const page = await leasePage(await newContext());
+    const first = await open(page, "web");
+    assert.equal(first.error, undefined);
+    // A module worker of this origin, leasing with the same name: the same lease.
+    const worker = await page.evaluate(async (url) => {
+      const code = `
+      const { openLeased } = await import("${location.origin}/pkg/browser-lease.js");
+      let gen;
+      onmessage = async ({ data }) => {
+        try {
+          if (data.open) {
+            gen = await openLeased({ lease: data.open, space: "web", headers: { authorization: "Bearer device" } });
+            postMessage({ node: gen.node });
+            return;
+          }
+          const out = [];
+          const end = performance.now() + 20000;
+          while (out.length < data.n) {
+            try {
+              for (const id of gen.nextBatch(Math.min(100, data.n - out.length))) out.push(String(id));
+            } catch (e) {
+              if (!/await generator.ready/.test(e.message) || performance.now() > end) throw e;
+              await gen.ready;
+            }
+            await new Promise((r) => setTimeout(r, 0));
+          }
+          postMessage({ ids: out });
+        } catch (e) {
+          postMessage({ error: e.message });
+        }
+      };
+      postMessage({ loaded: true });`;
+      const w = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), { type: "module" });
+      window.leaseWorker = w;
+      window.askWorker = (msg) =>
+        new Promise((ok) => {
+          w.onmessage = ({ data }) => ok(data);
+          w.postMessage(msg);
+        });
+      await new Promise((ok, fail) => {
+        w.onmessage = ({ data }) => data.loaded && ok();
+        w.onerror = (e) => fail(new Error(`worker: ${e.message}`));
+      });
+      return window.askWorker({ open: url });
+    }, lease.url);
+    assert.equal(worker.error, undefined);
+    assert.equal(worker.node, first.node, "the worker uses the tab's lease");
+    const ids = [];
+    const [fromTab, fromWorker] = await Promise.all([
+      page.evaluate(() => burst(300)),
+      page.evaluate(() => askWorker({ n: 3000 })),
+    ]);
+    assert.equal(fromWorker.error, undefined);
+    ids.push(...fromTab.map(BigInt), ...fromWorker.ids.map(BigInt));
+    assertIncreasing(fromWorker.ids.map(BigInt), "the worker's IDs");
+    // Online, the lease is renewed once a third of its TTL (8 s) has passed: its end moves.
+    await sleep(3500);
+    ids.push(...(await take(page, 500)));
+    const later = await page.evaluate(async () => {
+      await gen.ready;
+      return gen.lease.until;
+    });
+    assert.ok(later >= first.lease.until + 3000, `until ${first.lease.until} -> ${later}`);
+    const more = await page.evaluate(() => askWorker({ n: 500 }));
+    ids.push(...more.ids.map(BigInt));
+    assertNoDuplicates(ids, "a tab and a worker on one lease");
+    await page.evaluate(() => leaseWorker.terminate());
+  },
+);
