@@ -78,8 +78,10 @@ before(async () => {
   await sleep(8200 + 100);
   const listener = nodeListener(lease.handler);
   lease.requests = 0;
+  lease.acquires = 0;
   lease.server = createServer((req, res) => {
     lease.requests++;
+    if (req.method === "POST" && req.url.endsWith("/acquire")) lease.acquires++;
     listener(req, res);
   });
   await new Promise((ok) => lease.server.listen(0, "127.0.0.1", ok));
@@ -615,5 +617,26 @@ leaseTest(
     ids.push(...more.ids.map(BigInt));
     assertNoDuplicates(ids, "a tab and a worker on one lease");
     await page.evaluate(() => leaseWorker.terminate());
+  },
+);
+
+leaseTest(
+  "a device clock ahead of the server by more than the TTL is told to set it right, and takes no second lease",
+  async (newContext) => {
+    const context = await newContext();
+    await context.clock.install({ time: Date.now() + HOUR });
+    const page = await leasePage(context);
+    const acquires = () => lease.acquires;
+    const before = acquires();
+    const r = await open(page, "web");
+    assert.match(
+      r.error,
+      /^Error: this device's clock reads .*, past the end of its lease of node \d+ of 'web' \(.*: the server's clock plus 8000 ms\): set the clock right to go on$/,
+    );
+    // Trying again reuses the stored lease: still one acquire.
+    const again = await open(page, "web");
+    assert.match(again.error, /set the clock right to go on$/);
+    assert.equal(acquires() - before, 1, "one lease, not one per try");
+    assert.deepEqual(page.errors, []);
   },
 );

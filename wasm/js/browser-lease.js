@@ -251,12 +251,21 @@ export class LeasedSnowdrift {
         now = clockMs();
         if (lease && left(lease) < facts.tickMs) {
           if (failed) throw this.#ended(lease, failed);
-          lease = undefined; // used up: a new lease follows it
+          // Renewed, and still no time left: the clock is past it, or windows used it up.
+          if (now < lease.until - facts.tickMs) lease = undefined; // a new lease follows it
         }
       }
       if (!lease) lease = await this.#acquire();
       this.#lease = lease;
       this.#facts = layoutFacts(api, lease.layout);
+      // A clock past the lease's end even right after its renewal is ahead of the server's
+      // by more than the TTL: no lease can help (a new one would end as soon), so say so.
+      now = clockMs();
+      if (now >= lease.until - this.#facts.tickMs) {
+        throw new Error(
+          `this device's clock reads ${iso(now)}, past the end of its lease of node ${lease.node} of '${space}' (${iso(lease.until)}: the server's clock plus ${lease.ttlMs} ms): set the clock right to go on`,
+        );
+      }
       if (expected !== undefined && expected !== this.#facts.text) {
         throw new RangeError(
           `space '${space}' at ${url} has the layout "${this.#facts.text}"; this app expects "${expected}"`,
