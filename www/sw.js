@@ -6,7 +6,9 @@
 // there were no service worker.
 const CACHE = "snowdrift-__BUILD__";
 const FILES = __FILES__;
-// Files loaded only when used (opening a sealed ID): kept once fetched, not at install.
+// Files the page loads only when used (the lease client, for a lease URL; the sealed-ID
+// module, to open a sealed ID): kept once fetched, so they work offline after their
+// first use.
 const LAZY = __LAZY__;
 
 // The page's own addresses: its folder ("./") and index.html in it, with any query.
@@ -45,20 +47,12 @@ self.addEventListener("fetch", (event) => {
   if (request.method !== "GET" || url.origin !== location.origin || !OWN.has(url.pathname)) return;
   const key = url.pathname === PAGE || url.pathname === `${PAGE}index.html` ? "./" : request;
   event.respondWith(
-    caches
-      .open(CACHE)
-      .then((c) => c.match(key, { ignoreSearch: true }))
-      .then((hit) => hit ?? fetchAndKeep(request, LAZY_PATHS.has(url.pathname))),
+    caches.open(CACHE).then(async (c) => {
+      const hit = await c.match(key, { ignoreSearch: true });
+      if (hit) return hit;
+      const response = await fetch(request);
+      if (response.ok && LAZY_PATHS.has(url.pathname)) await c.put(request, response.clone());
+      return response;
+    }),
   );
 });
-
-/** The network's answer; a lazy file's good answer is kept for the next time, offline. */
-function fetchAndKeep(request, keep) {
-  return fetch(request).then((response) => {
-    if (keep && response.ok) {
-      const copy = response.clone();
-      caches.open(CACHE).then((c) => c.put(request, copy));
-    }
-    return response;
-  });
-}

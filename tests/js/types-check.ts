@@ -19,7 +19,18 @@ import { leaseNode } from "snowdrift/redis";
 import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
 import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
 import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
-import { SnowdriftLeases, leased as leasedPerIsolate, leaseNode as leaseFromObject } from "snowdrift/cloudflare";
+import { redisStore } from "snowdrift/redis";
+import { postgresStore } from "snowdrift/postgres";
+import { leaseHandler } from "snowdrift/http";
+import type { LeaseCall, LeaseHandler } from "snowdrift/http";
+import { openLeased } from "snowdrift/browser-lease";
+import type { LeasedSnowdrift } from "snowdrift/browser-lease";
+import {
+  SnowdriftLeases,
+  durableObjectStore,
+  leased as leasedPerIsolate,
+  leaseNode as leaseFromObject,
+} from "snowdrift/cloudflare";
 import type { LeasesNamespace, WaitUntil } from "snowdrift/cloudflare";
 import { Sealer } from "snowdrift/seal";
 import type { SealedForm, SealerOptions } from "snowdrift/seal";
@@ -154,3 +165,33 @@ new Sealer("2b7e151628aed2a6abf7158809cf4f3c", { layout: { fitsI64: false } }).f
 // @ts-expect-error IDs are bigints, never numbers
 sealer.seal(1);
 void [fromText, sealBits];
+// snowdrift/http and snowdrift/browser-lease.
+declare const redisClient: RedisClient;
+declare const pgClient: PostgresClient;
+const httpHandler: LeaseHandler = leaseHandler({
+  store: redisStore(redisClient),
+  spaces: { web: { layout: "default", ttlMs: 86_400_000, skewMs: 1000 } },
+  authorize: (request: Request, call: LeaseCall) => request.headers.get("authorization") === `Bearer ${call.space}`,
+  origins: ["https://app.example"],
+  maxIds: 100,
+});
+declare const leasesBinding: LeasesNamespace;
+const workerHandler = leaseHandler({
+  store: durableObjectStore(leasesBinding),
+  spaces: { web: {} },
+  authorize: () => true,
+});
+const pgHandler = leaseHandler({
+  store: postgresStore(pgClient, { schema: "leases" }),
+  spaces: {},
+  authorize: async () => true,
+});
+const response: Promise<Response> = httpHandler(new Request("https://x.example/lease/acquire"));
+const closed: Promise<void> = pgHandler.close();
+const workerResponse: Promise<Response> = workerHandler(new Request("https://x.example/lease/ids"));
+const leasedGen: Promise<LeasedSnowdrift> = openLeased({ lease: "https://x.example/lease", space: "web" });
+leasedGen.then((g) => {
+  const id: bigint = g.next();
+  const until: number = g.lease.until;
+  return g.release();
+});

@@ -107,14 +107,14 @@ function caller(client, schema) {
   };
 }
 
-/** The protocol's calls on PostgreSQL, as the holder takes them. */
-function postgresStore(client, schema) {
+/** The protocol's calls on PostgreSQL in `schema`, as the holder takes them. */
+function storeIn(client, schema) {
   const run = caller(client, schema);
   return {
     name: "PostgreSQL",
     async acquire(a) {
       const r = await run("acquire", [a.space, a.capacity, a.ttl, a.skew, a.token, a.holder, a.layout]);
-      return { node: Number(r.node), notBefore: Number(r.not_before), until: Number(r.until) };
+      return { node: Number(r.node), notBefore: Number(r.not_before), until: Number(r.until), now: Number(r.now) };
     },
     async renew(t, ttl) {
       const r = await run("renew", [t.space, t.node, t.token, ttl]);
@@ -132,7 +132,17 @@ function postgresStore(client, schema) {
 async function leaseNode(client, options) {
   const o = leaseOptions(options, () => {}, ["schema"]);
   const schema = schemaArg(options.schema);
-  return lease(postgresStore(client, schema), o);
+  return lease(storeIn(client, schema), o);
+}
+
+/** The protocol's calls on PostgreSQL (the tables of `options.schema`, default
+ * "snowdrift"), as `snowdrift/http`'s `leaseHandler` takes them (the store interface of
+ * lease-rules.mjs). */
+function postgresStore(client, options) {
+  options = checkOptions("postgresStore", options, ["schema"]);
+  const schema = schemaArg(options.schema);
+  connectionsOf(client); // checks the client now, not at the first call
+  return storeIn(client, schema);
 }
 
 /** Creates the schema, its tables and functions where missing, and replaces the
@@ -188,4 +198,4 @@ async function list(client, key, options) {
   };
 }
 
-module.exports = { leaseNode, setup, list, Lease };
+module.exports = { leaseNode, postgresStore, setup, list, Lease };

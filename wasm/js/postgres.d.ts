@@ -1,6 +1,9 @@
 import type { Lease, LeaseOptions } from "./lease.js";
 
+import type { LeaseStore } from "./lease-store.js";
+
 export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
+export type { LeaseStore } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: pg's own query signature must fit
 /** A node-postgres (`pg`) `Pool` (a connection is checked out for each call) or `Client`
@@ -54,3 +57,7 @@ export interface Listing {
 
 /** The space `key` as the database lists it, for operators (read-only). */
 export declare function list(client: PostgresClient, key: string, options?: SchemaOptions): Promise<Listing>;
+
+/** The lease protocol's calls on PostgreSQL (the tables of `options.schema`), for
+ * `snowdrift/http`'s `leaseHandler`. */
+export declare function postgresStore(client: PostgresClient, options?: SchemaOptions): LeaseStore;

@@ -2,4 +2,4 @@
 // so both styles share one set of live leases (and one wasm instance).
 import { createRequire } from "node:module";
 const m = createRequire(import.meta.url)("./postgres.cjs");
-export const { leaseNode, setup, list, Lease } = m;
+export const { leaseNode, postgresStore, setup, list, Lease } = m;

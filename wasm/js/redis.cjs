@@ -55,15 +55,16 @@ function evalWith(client) {
   };
 }
 
-/** The protocol's calls on a Redis client, as the holder takes them. */
+/** The protocol's calls on a Redis client, as the holder and `snowdrift/http`'s
+ * `leaseHandler` take them (the store interface of lease-rules.mjs). */
 function redisStore(client) {
   const run = evalWith(client);
   return {
     name: "Redis",
     async acquire(a) {
       const reply = await run("acquire", a.space, [a.capacity, a.ttl, a.skew, a.token, a.holder, a.layout]);
-      const [node, notBefore, until] = reply.map(Number);
-      return { node, notBefore, until };
+      const [node, notBefore, until, now] = reply.map(Number);
+      return { node, notBefore, until, now };
     },
     async renew(t, ttl) {
       const [until] = await run("renew", t.space, [t.node, t.token, ttl]);
@@ -84,4 +85,4 @@ async function leaseNode(client, options) {
   return lease(redisStore(client), o);
 }
 
-module.exports = { leaseNode, Lease };
+module.exports = { leaseNode, redisStore, Lease };

@@ -1,6 +1,9 @@
 import type { Lease, LeaseOptions } from "./lease.js";
 
+import type { LeaseStore } from "./lease-store.js";
+
 export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
+export type { LeaseStore } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: each client's own eval signature must fit
 /** A node-redis client or cluster (`createClient`, `createCluster`), or an ioredis one
@@ -18,3 +21,6 @@ export type RedisClient =
  * @throws {RangeError} every node id is leased, or the space has other settings.
  */
 export declare function leaseNode(client: RedisClient, options: LeaseOptions): Promise<Lease>;
+
+/** The lease protocol's calls on `client`, for `snowdrift/http`'s `leaseHandler`. */
+export declare function redisStore(client: RedisClient): LeaseStore;

@@ -1,5 +1,7 @@
 // The page: generate IDs with snowdrift/browser (node id and reservation kept in this
-// browser's storage), decode any ID, draw its 64 bits. Static: no server logic.
+// browser's storage), or on a node id leased from a URL given in the settings
+// (snowdrift/browser-lease, in lease.js, loaded only then), decode any ID, draw its 64
+// bits. Static: no server logic.
 import { ObjectId, decode, layoutInfo, maxIdAt, minIdAt, openSnowdrift, parseId, toBase32 } from "snowdrift/browser";
 import { PRESETS, describeLayout, fields, layoutSummary, namesOf, presetLayout } from "./layouts.js";
 
@@ -25,6 +27,9 @@ const ui = {
   rangeTime: $("range-time"),
   rangeOut: $("range-out"),
   offline: $("offline"),
+  leaseSetting: $("lease-setting"),
+  leaseUrl: $("lease-url"),
+  leaseSpace: $("lease-space"),
 };
 const customInputs = ["c-time", "c-node", "c-dc", "c-seq", "c-unit", "c-epoch", "c-order"].map($);
 const MAX_COUNT = 100_000;
@@ -122,12 +127,22 @@ let shown = {}; // the rows in the list: { first, last, n }
 let rowHeight = 24; // px, measured from the first row once shown
 
 async function generatorFor(key, layout, nodeText) {
-  const wanted = `${key}|${nodeText}`;
+  // A lease URL in the settings: the node id (and the layout) come from that server.
+  const lease = ui.leaseUrl.value.trim();
+  const space = ui.leaseSpace.value.trim();
+  const wanted = lease ? `lease|${lease}|${space}` : `${key}|${nodeText}`;
   if (current?.key === wanted) return current.gen;
   if (current) {
     const old = current;
     current = undefined;
     await old.gen.close();
+  }
+  if (lease) {
+    // Loaded only by those who lease: the page's own script does not grow.
+    const { openLeased } = await import("./lease.js");
+    const gen = await openLeased({ lease, space, name: `page:lease:${space}` });
+    current = { key: wanted, gen };
+    return gen;
   }
   let node;
   if (nodeText !== "") {
@@ -204,8 +219,11 @@ async function generate(event) {
       ahead > 0
         ? ` The newest is dated ${number.format(ahead)} ms ahead of this clock: a tick holds only so many IDs, so a big batch takes the next ticks early (the IDs stay unique and in order).`
         : "";
+    const leased = gen.lease
+      ? ` Node ${gen.node} is leased from ${ui.leaseUrl.value.trim()} (space ${gen.lease.space}, its layout) until ${new Date(gen.lease.until).toISOString()}.`
+      : "";
     setStatus(
-      `${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms.${borrowed}`,
+      `${number.format(count)} ${count === 1 ? "ID" : "IDs"} from node ${gen.node} in ${ms.toFixed(1)} ms.${borrowed}${leased}`,
     );
     savePrefs();
     showIds();
@@ -563,13 +581,19 @@ function bitFigure(id, facts, parts, names) {
   );
 }
 
-// ---- preferences (layout, custom widths, count), kept in localStorage ----
+// ---- preferences (layout, custom widths, count, lease URL and space), kept in localStorage ----
 
 function savePrefs() {
   try {
     localStorage.setItem(
       PREFS,
-      JSON.stringify({ layout: ui.layout.value, count: ui.count.value, custom: customInputs.map((i) => i.value) }),
+      JSON.stringify({
+        layout: ui.layout.value,
+        count: ui.count.value,
+        custom: customInputs.map((i) => i.value),
+        lease: ui.leaseUrl.value.trim(),
+        space: ui.leaseSpace.value.trim(),
+      }),
     );
   } catch {
     // storage refused: preferences are a convenience
@@ -582,6 +606,11 @@ function loadPrefs() {
     if (!p) return;
     if ([...ui.layout.options].some((o) => o.value === p.layout)) ui.layout.value = p.layout;
     if (p.count) ui.count.value = p.count;
+    if (typeof p.lease === "string" && p.lease !== "") {
+      ui.leaseUrl.value = p.lease;
+      ui.leaseSetting.open = true;
+    }
+    if (typeof p.space === "string" && p.space !== "") ui.leaseSpace.value = p.space;
     p.custom?.forEach((v, i) => {
       if (customInputs[i]) customInputs[i].value = v;
     });
@@ -611,7 +640,11 @@ ui.copyB32.addEventListener("click", () =>
 );
 ui.decodeLast.addEventListener("click", () => {
   ui.input.value = String(ids[ids.length - 1]);
-  ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;
+  // A leased generator has its space's layout: its preset if it is one, else compare them.
+  const leased = current?.gen.lease?.layout;
+  const presets = [...ui.decodeLayout.options].map((o) => o.value);
+  if (leased !== undefined) ui.decodeLayout.value = presets.includes(leased) ? leased : "auto";
+  else ui.decodeLayout.value = ui.layout.value === "custom" ? "generator" : ui.layout.value;
   showDecoded();
   ui.input.focus();
 });

@@ -1,7 +1,9 @@
 //! The `edge` test suite: the lease store of `snowdrift/cloudflare` (a Durable Object on
 //! SQLite storage) in workerd through Miniflare, called by client workers in their own
-//! isolates; restarted on its persisted storage, killed, and wiped; and its Workers
-//! client, leasing per isolate while isolates are recycled (`tests/edge/`).
+//! isolates; restarted on its persisted storage, killed, and wiped; its Workers client,
+//! leasing per isolate while isolates are recycled; and `snowdrift/http`'s lease handler,
+//! in Node over a store in memory (`http.test.mjs`) and in Workers over the Durable
+//! Object (`http-worker.test.mjs`) (`tests/edge/`).
 
 use std::path::PathBuf;
 

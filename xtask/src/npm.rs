@@ -9,7 +9,9 @@
 //! into `index.js`; esbuild bundles, terser minifies), `snowdrift/browser` (`browser.js`),
 //! the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
 //! `holder.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease store as a Durable
-//! Object and its Workers client) each bundled with the checks, the entry points, the
+//! Object and its Workers client), `snowdrift/http` (the lease handler, `lease-http.mjs`,
+//! one entry per runtime) and `snowdrift/browser-lease` (its browser client) each bundled
+//! with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
@@ -47,6 +49,11 @@ const BUNDLED: &[&str] = &[
     "cloudflare.js",
     "seal-api.mjs",
     "seal.js",
+    "lease-http.mjs",
+    "http-node.cjs",
+    "http-workerd.js",
+    "http.js",
+    "browser-lease.js",
 ];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
@@ -196,6 +203,20 @@ pub fn build() -> Result {
         ("api.mjs", "cjs", "api.cjs", &[]),
         ("index.js", "esm", "index.js", &[]),
         ("browser.js", "esm", "browser.js", &["./index.js"]),
+        (
+            "browser-lease.js",
+            "esm",
+            "browser-lease.js",
+            &["./index.js"],
+        ),
+        ("http.js", "esm", "http.js", &["./index.js"]),
+        (
+            "http-workerd.js",
+            "esm",
+            "http-workerd.js",
+            &["./workerd.js"],
+        ),
+        ("http-node.cjs", "cjs", "http-node.cjs", &["./node.cjs"]),
         ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
         ("seal-api.mjs", "esm", "seal-api.mjs", &[]),
         ("seal-api.mjs", "cjs", "seal-api.cjs", &[]),

@@ -1,0 +1,161 @@
+// `snowdrift/http`'s handler in workerd through Miniflare, over the Durable Object store
+// (`SnowdriftLeases` on SQLite storage, through `durableObjectStore` of snowdrift/cloudflare): two Workers serve the
+// handler, each in its own isolate with its own lease for `ids`, and one object keeps
+// the space. Acquire, renew, release, LEASED when the space is full, authorize and CORS,
+// and IDs from both isolates at once: none twice.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+
+const here = new URL(".", import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(new URL("./node_modules/snowdrift/package.json", import.meta.url)));
+// The files the "workerd" conditions pick.
+const http = `./node_modules/snowdrift/${pkg.exports["./http"].workerd.replace(/^\.\//, "")}`;
+const cloudflare = `./node_modules/snowdrift/${pkg.exports["./cloudflare"].workerd.replace(/^\.\//, "")}`;
+const ORIGIN = "https://app.example";
+// Two node ids: the third lease is refused.
+const PAIR = { timeBits: 41, nodeBits: 1, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
+
+const store = `
+import { SnowdriftLeases } from "${cloudflare}";
+export class Leases extends SnowdriftLeases {}
+export default { fetch: () => new Response("store") };`;
+
+const server = `
+import { leaseHandler } from "${http}";
+import { durableObjectStore } from "${cloudflare}";
+let handler;
+export default {
+  fetch(request, env) {
+    handler ??= leaseHandler({
+      store: durableObjectStore(env.LEASES),
+      spaces: { web: { ttlMs: 5000, skewMs: 100 }, pair: { layout: ${JSON.stringify(PAIR)}, ttlMs: 5000, skewMs: 100 } },
+      origins: ["${ORIGIN}"],
+      authorize: (request) => request.headers.get("authorization") === "Bearer t",
+      maxIds: 500,
+    });
+    return handler(request);
+  },
+};`;
+
+let mf;
+let dir;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), "snowdrift-http-edge-"));
+  const worker = (name, script, bindings) => ({
+    name,
+    modules: true,
+    script,
+    scriptPath: `${here}${name}.mjs`,
+    modulesRoot: here,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-04-01",
+    routes: [`${name}.test/*`],
+    durableObjects: { LEASES: bindings },
+  });
+  mf = new Miniflare({
+    host: "127.0.0.1",
+    cf: false,
+    durableObjectsPersist: dir,
+    workers: [
+      worker("store", store, { className: "Leases", useSQLite: true }),
+      worker("lease0", server, { className: "Leases", scriptName: "store" }),
+      worker("lease1", server, { className: "Leases", scriptName: "store" }),
+    ],
+  });
+});
+after(async () => {
+  await mf?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** POSTs `body` to the handler of Worker `w`; { status, headers, json }. */
+async function post(w, call, body, headers = { authorization: "Bearer t" }) {
+  const res = await mf.dispatchFetch(`http://lease${w}.test/lease/${call}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, json: await res.json() };
+}
+
+test("acquire, renew and release through the handler in a Worker, over the Durable Object", async () => {
+  const a = await post(0, "acquire", { space: "web" });
+  assert.equal(a.status, 200, JSON.stringify(a.json));
+  assert.equal(a.json.node, 0);
+  assert.equal(a.json.ttlMs, 5000);
+  assert.ok(a.json.notBefore >= a.json.now, "a new space's lease starts after its guard window");
+  const b = await post(1, "acquire", { space: "web" });
+  assert.equal(b.json.node, 1, "another isolate, the same object: the next id");
+  const r = await post(1, "renew", { space: "web", node: a.json.node, token: a.json.token });
+  assert.equal(r.status, 200);
+  assert.ok(r.json.until >= a.json.until);
+  const rel = await post(0, "release", {
+    space: "web",
+    node: b.json.node,
+    token: b.json.token,
+    issued: b.json.notBefore,
+  });
+  assert.deepEqual(rel.json, { released: true });
+  const lost = await post(0, "renew", { space: "web", node: b.json.node, token: b.json.token });
+  assert.equal(lost.status, 409);
+  assert.equal(lost.json.error.code, "LOST");
+  assert.match(lost.json.error.message, /^node id 1 of 'web' is no longer held by this lease/);
+});
+
+test("a full space answers 409 LEASED; bad input 400, authorize 403 and CORS as in Node", async () => {
+  for (const node of [0, 1]) assert.equal((await post(node, "acquire", { space: "pair" })).json.node, node);
+  const full = await post(0, "acquire", { space: "pair" });
+  assert.equal(full.status, 409);
+  assert.deepEqual(full.json.error, { code: "LEASED", message: "all 2 node ids of 'pair' are leased" });
+  const bad = await post(0, "renew", { space: "pair", node: 2, token: "x" });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.error.message, "node 2 is outside the allowed range 0..=1");
+  const no = await post(1, "acquire", { space: "pair" }, { authorization: "Bearer wrong" });
+  assert.equal(no.status, 403);
+  const pre = await mf.dispatchFetch("http://lease1.test/lease/acquire", {
+    method: "OPTIONS",
+    headers: {
+      origin: ORIGIN,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type",
+    },
+  });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
+  await pre.arrayBuffer();
+  const other = await post(
+    1,
+    "acquire",
+    { space: "pair" },
+    { authorization: "Bearer t", origin: "https://evil.example" },
+  );
+  assert.equal(other.status, 403);
+  assert.equal(other.json.error.code, "ORIGIN");
+});
+
+test("ids from two isolates at once, each from its own lease: none twice", async () => {
+  const all = [];
+  const nodes = new Set();
+  for (let round = 0; round < 10; round++) {
+    const got = await Promise.all([0, 1, 0, 1].map((w) => post(w, "ids", { space: "web", count: 500 })));
+    for (const r of got) {
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.ids.length, 500);
+      all.push(...r.json.ids);
+    }
+  }
+  const { decode } = await import("snowdrift");
+  for (const id of all) nodes.add(decode(BigInt(id)).node);
+  assert.equal(nodes.size, 2, `one lease per isolate, got nodes ${[...nodes]}`);
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  const over = await post(0, "ids", { space: "web", count: 501 });
+  assert.equal(over.status, 400);
+  assert.equal(over.json.error.message, "count 501 is outside the allowed range 1..=500");
+});

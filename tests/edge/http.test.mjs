@@ -1,0 +1,392 @@
+// `snowdrift/http`'s lease handler in Node, over a store object that records its calls:
+// the options it refuses, authorize, CORS, bad requests (each error names the value and
+// the allowed range), the store's refusals and failures as statuses, `ids` (bounded,
+// unique, from the handler's own lease renewed lazily), Node's http server through
+// `nodeListener` on 127.0.0.1, and the handler in Deno and Bun.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const { leaseHandler, nodeListener } = require("snowdrift/http");
+const { decode } = require("snowdrift");
+
+/** A store of the lease rules' interface in memory: grants ids in order, records calls;
+ * `fail` (a function of the call's name) makes a call throw what it returns. */
+function memoryStore({ fail } = {}) {
+  const calls = [];
+  const held = new Map(); // node -> token
+  let next = 0;
+  const maybeFail = (name) => {
+    const e = fail?.(name);
+    if (e) throw e;
+  };
+  return {
+    calls,
+    held,
+    async acquire(a) {
+      calls.push(["acquire", a]);
+      maybeFail("acquire");
+      const node = next++;
+      held.set(node, a.token);
+      const now = Date.now();
+      return { node, notBefore: now, until: now + a.ttl, now };
+    },
+    async renew(t, ttl) {
+      calls.push(["renew", t]);
+      maybeFail("renew");
+      if (held.get(t.node) !== t.token) throw new Error(`LOST node id ${t.node} of '${t.space}' is no longer held`);
+      return Date.now() + ttl;
+    },
+    async release(t, issued) {
+      calls.push(["release", t, issued]);
+      maybeFail("release");
+      const mine = held.get(t.node) === t.token;
+      if (mine) held.delete(t.node);
+      return mine ? 1 : 0;
+    },
+  };
+}
+
+const SPACES = { web: { layout: "default", ttlMs: 60_000, skewMs: 1000 } };
+const ORIGIN = "https://app.example";
+
+function handler(extra = {}) {
+  const store = extra.store ?? memoryStore();
+  const h = leaseHandler({ store, spaces: SPACES, authorize: () => true, origins: [ORIGIN], ...extra });
+  return { h, store };
+}
+
+/** POSTs `body` (an object, or a string as it is) to `call`; { status, headers, json }. */
+async function post(h, call, body, headers = {}) {
+  const res = await h(
+    new Request(`http://127.0.0.1/lease/${call}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    }),
+  );
+  return { status: res.status, headers: res.headers, json: await res.json() };
+}
+
+test("leaseHandler refuses options that would let anyone lease, or settings out of range", () => {
+  const store = memoryStore();
+  assert.throws(() => leaseHandler({ store, spaces: SPACES }), {
+    name: "TypeError",
+    message: /^authorize must be a function .*no default: anyone could exhaust a space.*got undefined/,
+  });
+  const base = { store, authorize: () => true };
+  assert.throws(() => leaseHandler({ ...base, spaces: { web: { ttlMs: 50 } } }), {
+    name: "RangeError",
+    message: "ttlMs 50 is outside the allowed range 100..=31536000000",
+  });
+  assert.throws(() => leaseHandler({ ...base, spaces: { web: { ttlMs: 1000, skewMs: 500 } } }), {
+    message: "skewMs 500 is outside the allowed range 0..=499",
+  });
+  assert.throws(() => leaseHandler({ ...base, spaces: { web: { layout: "nope" } } }), {
+    message: /unknown layout "nope"/,
+  });
+  assert.throws(() => leaseHandler({ ...base, spaces: {} }), { message: "spaces must name at least one space" });
+  assert.throws(() => leaseHandler({ ...base, spaces: SPACES, maxIds: 0 }), {
+    message: "maxIds 0 is outside the allowed range 1..=100000",
+  });
+  assert.throws(() => leaseHandler({ ...base, spaces: SPACES, origins: ["https://a.example/"] }), {
+    message: /origin "https:\/\/a.example\/" is not an origin/,
+  });
+  assert.throws(() => leaseHandler({ ...base, spaces: SPACES, store: {} }), {
+    name: "TypeError",
+    message: /^store must be/,
+  });
+});
+
+test("acquire answers the lease and the space's settings; renew and release follow it", async () => {
+  const { h } = handler();
+  const a = await post(h, "acquire", { space: "web" });
+  assert.equal(a.status, 200);
+  assert.deepEqual(Object.keys(a.json).sort(), [
+    "layout",
+    "node",
+    "notBefore",
+    "now",
+    "skewMs",
+    "space",
+    "token",
+    "ttlMs",
+    "until",
+  ]);
+  assert.equal(a.json.ttlMs, 60_000);
+  assert.equal(a.json.layout, "default");
+  assert.match(a.json.token, /^[0-9a-f]{32}$/);
+  const r = await post(h, "renew", { space: "web", node: a.json.node, token: a.json.token });
+  assert.equal(r.status, 200);
+  assert.ok(r.json.until >= a.json.until);
+  const rel = await post(h, "release", {
+    space: "web",
+    node: a.json.node,
+    token: a.json.token,
+    issued: a.json.notBefore,
+  });
+  assert.deepEqual(rel.json, { released: true });
+  const lost = await post(h, "renew", { space: "web", node: a.json.node, token: a.json.token });
+  assert.equal(lost.status, 409);
+  assert.equal(lost.json.error.code, "LOST");
+  assert.match(lost.json.error.message, /^node id 0 of 'web' is no longer held/);
+});
+
+test("authorize sees the request and the call; a refusal is 403 and reaches no store", async () => {
+  const seen = [];
+  const { h, store } = handler({
+    authorize: (request, call) => {
+      seen.push([request.headers.get("authorization"), call]);
+      return request.headers.get("authorization") === "Bearer good";
+    },
+  });
+  const no = await post(h, "acquire", { space: "web" }, { authorization: "Bearer bad" });
+  assert.equal(no.status, 403);
+  assert.deepEqual(no.json.error, { code: "FORBIDDEN", message: "not authorized to acquire in space 'web'" });
+  const ids = await post(h, "ids", { space: "web", count: 5 }, { authorization: "Bearer bad" });
+  assert.equal(ids.status, 403);
+  assert.equal(store.calls.length, 0, "no store call for a refused request");
+  const yes = await post(h, "acquire", { space: "web" }, { authorization: "Bearer good" });
+  assert.equal(yes.status, 200);
+  assert.deepEqual(seen[1], ["Bearer bad", { call: "ids", space: "web", count: 5 }]);
+  // A hook that throws refuses too.
+  const { h: h2 } = handler({
+    authorize: () => {
+      throw new Error("token expired");
+    },
+  });
+  const thrown = await post(h2, "acquire", { space: "web" });
+  assert.equal(thrown.status, 403);
+  assert.equal(thrown.json.error.message, "not authorized: token expired");
+});
+
+test("holder describes each lease to operators; a holder function that fails is the server's error (500)", async () => {
+  const { h, store } = handler({ holder: (request) => `device ${request.headers.get("x-device")}` });
+  assert.equal((await post(h, "acquire", { space: "web" }, { "x-device": "tablet-7" })).status, 200);
+  assert.equal(store.calls[0][1].holder, "device tablet-7");
+  const broken = handler({ holder: () => 42 });
+  const r = await post(broken.h, "acquire", { space: "web" });
+  assert.equal(r.status, 500);
+  assert.deepEqual(r.json.error, { code: "INTERNAL", message: "the lease handler's holder function failed" });
+  assert.equal(broken.store.calls.length, 0);
+});
+
+test("CORS: a preflight from a listed origin is answered; other origins get 403 and reach no store", async () => {
+  const { h, store } = handler();
+  const pre = await h(
+    new Request("http://127.0.0.1/lease/acquire", {
+      method: "OPTIONS",
+      headers: {
+        origin: ORIGIN,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,authorization",
+      },
+    }),
+  );
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
+  assert.equal(pre.headers.get("access-control-allow-methods"), "POST");
+  assert.equal(pre.headers.get("access-control-allow-headers"), "content-type,authorization");
+  assert.equal(pre.headers.get("vary"), "Origin");
+  assert.equal(pre.headers.get("access-control-allow-credentials"), null);
+  const ok = await post(h, "acquire", { space: "web" }, { origin: ORIGIN });
+  assert.equal(ok.headers.get("access-control-allow-origin"), ORIGIN);
+
+  const evil = "https://evil.example";
+  const badPre = await h(
+    new Request("http://127.0.0.1/lease/acquire", { method: "OPTIONS", headers: { origin: evil } }),
+  );
+  assert.equal(badPre.status, 403);
+  assert.equal(badPre.headers.get("access-control-allow-origin"), null);
+  const calls = store.calls.length;
+  const bad = await post(h, "acquire", { space: "web" }, { origin: evil });
+  assert.equal(bad.status, 403);
+  assert.deepEqual(bad.json.error, { code: "ORIGIN", message: `origin "${evil}" is not allowed to lease here` });
+  assert.equal(bad.headers.get("vary"), "Origin");
+  assert.equal(store.calls.length, calls, "no store call from an origin not listed");
+  // Cookies and HTTP auth across origins only when asked for.
+  const { h: withCredentials } = handler({ credentials: true });
+  const c = await post(withCredentials, "acquire", { space: "web" }, { origin: ORIGIN });
+  assert.equal(c.headers.get("access-control-allow-credentials"), "true");
+});
+
+test("bad requests are 4xx errors naming the value and the allowed range", async () => {
+  const { h, store } = handler({ maxIds: 50 });
+  const cases = [
+    ["acquire", "{", 400, "BAD_REQUEST", /^the request body is not JSON/],
+    ["acquire", "[1]", 400, "BAD_REQUEST", "the request body must be a JSON object, got array 1"],
+    [
+      "acquire",
+      { space: "web", ttlMs: 5 },
+      400,
+      "BAD_REQUEST",
+      'unknown acquire request option "ttlMs" (allowed: space)',
+    ],
+    ["acquire", { space: 7 }, 400, "BAD_REQUEST", "space must be a string, got number 7"],
+    ["acquire", { space: "" }, 400, "BAD_REQUEST", 'space "" has 0 characters (allowed 1..=1024)'],
+    ["acquire", { space: "orders" }, 404, "UNKNOWN_SPACE", 'space "orders" is not served here'],
+    [
+      "renew",
+      { space: "web", node: 1024, token: "t" },
+      400,
+      "BAD_REQUEST",
+      "node 1024 is outside the allowed range 0..=1023",
+    ],
+    [
+      "renew",
+      { space: "web", node: 1.5, token: "t" },
+      400,
+      "BAD_REQUEST",
+      "node 1.5 is not an integer (allowed 0..=1023)",
+    ],
+    ["renew", { space: "web", node: 1, token: "" }, 400, "BAD_REQUEST", 'token "" has 0 characters (allowed 1..=256)'],
+    [
+      "release",
+      { space: "web", node: 1, token: "t", issued: -1 },
+      400,
+      "BAD_REQUEST",
+      "issued -1 is outside the allowed range 0..=9007199254740990",
+    ],
+    ["ids", { space: "web", count: 51 }, 400, "BAD_REQUEST", "count 51 is outside the allowed range 1..=50"],
+    ["ids", { space: "web", count: 0 }, 400, "BAD_REQUEST", "count 0 is outside the allowed range 1..=50"],
+    ["ids", { space: "web" }, 400, "BAD_REQUEST", "count must be a number, got undefined undefined"],
+    ["list", { space: "web" }, 404, "UNKNOWN_CALL", /^call "list" is not one of "acquire", "renew", "release", "ids"/],
+    ["acquire", JSON.stringify({ space: "web", pad: "x".repeat(5000) }), 413, "TOO_LARGE", /\(allowed 0\.\.=4096\)$/],
+  ];
+  for (const [call, body, status, code, message] of cases) {
+    const r = await post(h, call, body);
+    assert.equal(r.status, status, `${call} ${JSON.stringify(body).slice(0, 60)}`);
+    assert.equal(r.json.error.code, code);
+    if (typeof message === "string") assert.equal(r.json.error.message, message);
+    else assert.match(r.json.error.message, message);
+  }
+  const get = await h(new Request("http://127.0.0.1/lease/acquire"));
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get("allow"), "POST, OPTIONS");
+  assert.equal(store.calls.length, 0, "no bad request reaches the store");
+});
+
+test("the store's refusals are 409s with their code; failures and silence are 503s that hide the store's message", async () => {
+  const leased = handler({
+    store: memoryStore({ fail: () => new Error("LEASED all 1024 node ids of 'web' are leased") }),
+  });
+  const r = await post(leased.h, "acquire", { space: "web" });
+  assert.equal(r.status, 409);
+  assert.deepEqual(r.json.error, { code: "LEASED", message: "all 1024 node ids of 'web' are leased" });
+
+  const down = handler({ store: memoryStore({ fail: () => new Error("connect ECONNREFUSED 10.0.0.7:6379") }) });
+  const d = await post(down.h, "acquire", { space: "web" });
+  assert.equal(d.status, 503);
+  assert.equal(d.json.error.code, "UNAVAILABLE");
+  assert.doesNotMatch(d.json.error.message, /10\.0\.0\.7/);
+
+  const silent = memoryStore();
+  silent.acquire = () => new Promise(() => {});
+  const { h } = handler({ store: silent, storeTimeoutMs: 100 });
+  const started = performance.now();
+  const s = await post(h, "acquire", { space: "web" });
+  assert.equal(s.status, 503);
+  assert.equal(s.json.error.message, "the lease store did not answer an acquire within 100 ms");
+  assert.ok(performance.now() - started < 2000);
+});
+
+test("ids: up to maxIds decimal IDs per request from the handler's own lease, renewed lazily, reacquired when lost", async () => {
+  const store = memoryStore();
+  const h = leaseHandler({
+    store,
+    spaces: { web: { ttlMs: 600, skewMs: 100 } },
+    authorize: () => true,
+    maxIds: 1000,
+  });
+  const all = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await post(h, "ids", { space: "web", count: 1000 });
+    assert.equal(r.status, 200);
+    assert.equal(r.json.ids.length, 1000);
+    assert.ok(r.json.ids.every((id) => /^[1-9][0-9]*$/.test(id)));
+    all.push(...r.json.ids);
+  }
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  assert.equal(store.calls.filter(([c]) => c === "acquire").length, 1, "one lease for every request");
+  assert.equal(store.calls.filter(([c]) => c === "renew").length, 0, "not renewed before a third of the TTL");
+  await new Promise((r) => setTimeout(r, 250));
+  const renewed = await post(h, "ids", { space: "web", count: 10 });
+  assert.equal(renewed.status, 200);
+  assert.equal(store.calls.filter(([c]) => c === "renew").length, 1, "renewed by the request that found it due");
+  all.push(...renewed.json.ids);
+  // The store gives the id to someone else: the next due renewal is LOST, and the handler
+  // goes on with a new lease on another node id.
+  store.held.clear();
+  await new Promise((r) => setTimeout(r, 250));
+  const after = await post(h, "ids", { space: "web", count: 10 });
+  assert.equal(after.status, 200);
+  assert.equal(store.calls.filter(([c]) => c === "acquire").length, 2);
+  assert.deepEqual(new Set(after.json.ids.map((id) => decode(BigInt(id)).node)), new Set([1]));
+  all.push(...after.json.ids);
+  assert.equal(new Set(all).size, all.length, "no ID twice across leases");
+  await h.close();
+  const released = store.calls.filter(([c]) => c === "release");
+  assert.equal(released.length, 1, "close() releases the live lease");
+  assert.equal(released[0][1].node, 1);
+});
+
+test("nodeListener serves the handler on Node's http server", async () => {
+  const { h } = handler();
+  const server = createServer(nodeListener(h));
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  const base = `http://127.0.0.1:${server.address().port}/lease`;
+  try {
+    const a = await fetch(`${base}/acquire`, { method: "POST", body: JSON.stringify({ space: "web" }) });
+    assert.equal(a.status, 200);
+    const grant = await a.json();
+    assert.equal(grant.node, 0);
+    const big = await fetch(`${base}/acquire`, { method: "POST", body: "x".repeat(100_000) });
+    assert.equal(big.status, 413);
+    const pre = await fetch(`${base}/renew`, { method: "OPTIONS", headers: { origin: ORIGIN } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((ok) => server.close(ok));
+  }
+});
+
+test("Deno and Bun take the handler as it is (the package's node condition, their own Request)", () => {
+  const js = fileURLToPath(new URL("../js/", import.meta.url));
+  // Run from tests/js, whose node_modules has the package and both runtimes.
+  const code = `
+    import { leaseHandler } from "snowdrift/http";
+    const store = {
+      async acquire(a) { const now = Date.now(); return { node: 5, notBefore: now, until: now + a.ttl, now }; },
+      async renew(t, ttl) { return Date.now() + ttl; },
+      async release() { return 1; },
+    };
+    const h = leaseHandler({ store, spaces: { web: { ttlMs: 60000 } }, authorize: () => true });
+    const r = await h(new Request("http://127.0.0.1/lease/ids", { method: "POST", body: JSON.stringify({ space: "web", count: 3 }) }));
+    console.log(JSON.stringify({ status: r.status, ...(await r.json()) }));
+    await h.close();`;
+  for (const [runtime, args] of [
+    ["deno", ["eval", code]],
+    ["bun", ["-e", code]],
+  ]) {
+    const r = spawnSync(`${js}node_modules/.bin/${runtime}`, args, {
+      cwd: js,
+      encoding: "utf8",
+      timeout: 120_000,
+      killSignal: "SIGKILL",
+      env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    });
+    assert.equal(r.status, 0, `${runtime} exited with ${r.status}:\n${r.stdout}\n${r.stderr}`);
+    const reply = JSON.parse(r.stdout.trim().split("\n").pop());
+    assert.equal(reply.status, 200, runtime);
+    assert.equal(reply.ids.length, 3);
+    assert.ok(
+      reply.ids.every((id) => decode(BigInt(id)).node === 5),
+      runtime,
+    );
+  }
+});

@@ -1,0 +1,473 @@
+// snowdrift/browser-lease: a generator for pages and workers whose node id is leased over
+// HTTP from `snowdrift/http`'s handler (lease/PROTOCOL.md, "Over HTTP"), so that devices
+// never share one, and that goes on issuing offline until the lease's fence.
+//
+// - One lease per origin and name, shared by its tabs and workers: the lease (node id,
+//   token, notBefore, until, the space's settings) and `reserved`, a time at or after
+//   every ID any of them may have issued under it, are one IndexedDB record (database
+//   "snowdrift-lease", store "leases", key: the name), read and written under one Web Lock
+//   ("snowdrift-lease:<name>").
+// - Each tab issues in windows of ID time it reserves there: from `reserved` to at most
+//   `reserveMs` past the clock (and never at or past the lease's `until`), written before
+//   the tab issues in it. Windows of one lease never overlap, so tabs never repeat each
+//   other's IDs; a reload resumes after `reserved`, whatever the clock says.
+// - The fence is the lease's: no window reaches `until`, so a device that cannot renew
+//   (offline) stops there with an error saying to reconnect, and the server gives the id
+//   to the next holder only after it (`notBefore`).
+// - Renewal when online: when a third of the TTL has passed since the last one, on the
+//   `online` event, and when IDs reach the fence. A lease the server no longer holds
+//   (`LOST`), or a record that is gone (storage cleared), means a new acquire: its
+//   `notBefore` comes from the server, so nothing repeats even with the clock set back.
+//
+// Built on the package's public API (Snowdrift, layoutInfo, maxIdAt) and the lease rules.
+import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
+import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { layoutFacts, leaseGenerator } from "./lease-rules.mjs";
+
+const api = { Snowdrift, layoutInfo, maxIdAt };
+const OPTIONS = ["lease", "space", "name", "layout", "reserveMs", "headers", "fetch", "timeoutMs", "persist"];
+const MAX_U32 = 4294967295;
+const DB = "snowdrift-lease";
+const STORE = "leases";
+// While a new space's first lease has no tick to issue in (its first skew ms), renew this often.
+const USABLE_POLL_MS = 250;
+// After a failed renewal, wait this long before the timer tries again (the `online` event
+// and a call that reached the fence try at once).
+const RETRY_MS = 5000;
+// The core's fence error (core/src/error.rs, `PastFence`).
+const PAST_FENCE = /^next ID at \d+ ms is not before the fence at \d+ ms$/;
+
+const iso = (ms) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The clock in whole milliseconds. */
+function clockMs() {
+  const t = Date.now();
+  return Number.isFinite(t) ? Math.max(Math.ceil(t), 0) : 0;
+}
+
+const request = (r) =>
+  new Promise((ok, fail) => {
+    r.onsuccess = () => ok(r.result);
+    r.onerror = () => fail(r.error);
+  });
+
+async function openDb() {
+  if (typeof indexedDB === "undefined" || indexedDB === null) {
+    throw new Error("snowdrift/browser-lease needs IndexedDB to keep its lease; it is not available in this context");
+  }
+  const open = indexedDB.open(DB, 1);
+  open.onupgradeneeded = () => open.result.createObjectStore(STORE);
+  return request(open);
+}
+
+/** One IndexedDB call on the store; writes are durable when it resolves. */
+function store(db, mode, call) {
+  return new Promise((ok, fail) => {
+    const tx = db.transaction(STORE, mode, { durability: "strict" });
+    const r = call(tx.objectStore(STORE));
+    tx.oncomplete = () => ok(r.result);
+    tx.onerror = tx.onabort = () => fail(tx.error);
+  });
+}
+
+/** A failed call to the handler: `offline` when it did not answer (or answered 503). */
+class CallError extends Error {
+  constructor(message, code, offline) {
+    super(message);
+    this.code = code;
+    this.offline = offline;
+  }
+}
+
+/** Asks the browser to keep this origin's storage (unless `ask` is false): whether it will. */
+function persistence(ask) {
+  const s = globalThis.navigator?.storage;
+  const call = ask && typeof s?.persist === "function" ? () => s.persist() : () => s?.persisted?.() ?? false;
+  try {
+    return Promise.resolve(call()).then(Boolean, () => false);
+  } catch {
+    return Promise.resolve(false);
+  }
+}
+
+/**
+ * `await openLeased({ lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist })`:
+ * a generator on a node id leased from the handler at the URL `lease`, shared by this
+ * origin's tabs and workers, issuing offline until the lease's end.
+ */
+export async function openLeased(options) {
+  options = checkOptions("openLeased", options, OPTIONS);
+  const url = strArg("lease", options.lease).replace(/\/+$/, "");
+  try {
+    new URL(url, globalThis.location?.href);
+  } catch {
+    throw new RangeError(`lease ${describe(options.lease)} is not a URL`);
+  }
+  const space = strArg("space", options.space);
+  if (space.length === 0 || space.length > 1024) {
+    throw new RangeError(`space ${describe(space)} has ${space.length} characters (allowed 1..=1024)`);
+  }
+  const name = options.name === undefined ? space : strArg("name", options.name);
+  if (name === "") throw new RangeError("name must not be empty");
+  // The layout the app expects, if it says: the server's space must have it.
+  const expected = options.layout === undefined ? undefined : layoutFacts(api, options.layout).text;
+  const reserveMs = optInt(options, "reserveMs", 10, 3_600_000, 2000);
+  const timeoutMs = optInt(options, "timeoutMs", 100, 600_000, 10_000);
+  const headers = options.headers ?? {};
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) {
+    throw wrongType("headers", "an object of header names and values", headers);
+  }
+  const fetchFn = optFn("fetch", options.fetch, "a function like fetch") ?? globalThis.fetch.bind(globalThis);
+  boolArg("persist", options.persist ?? true);
+  if (!globalThis.navigator?.locks) {
+    throw new Error(
+      "snowdrift/browser-lease needs the Web Locks API (navigator.locks) to share its lease between tabs; browsers offer it on https:// pages and on http://localhost",
+    );
+  }
+
+  /** POSTs `body` to the handler's `call`; its JSON reply, or a CallError. */
+  async function post(call, body) {
+    let res;
+    try {
+      res = await fetchFn(`${url}/${call}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (e) {
+      throw new CallError(`${url}/${call} did not answer (${e?.name}: ${e?.message})`, undefined, true);
+    }
+    const json = await res.json().catch(() => undefined);
+    if (!res.ok) {
+      const err = json?.error;
+      throw new CallError(
+        `${url}/${call} answered ${res.status}${err ? ` ${err.code}: ${err.message}` : ""}`,
+        err?.code,
+        res.status === 503,
+      );
+    }
+    return json;
+  }
+
+  const db = await openDb();
+  const gen = new LeasedSnowdrift({
+    db,
+    url,
+    space,
+    name,
+    expected,
+    reserveMs,
+    post,
+    lock: `snowdrift-lease:${name}`,
+    persisted: persistence(options.persist ?? true),
+  });
+  try {
+    await gen._start();
+  } catch (e) {
+    gen.close();
+    throw e;
+  }
+  return gen;
+}
+
+/** A generator from `openLeased`: `next()` and `nextBatch()` are synchronous. */
+export class LeasedSnowdrift {
+  #s;
+  #gen; // the generator of this tab's window
+  #window; // { node, token, hi }: the window the generator issues in (IDs timed at or before hi)
+  #lease; // the lease as last read: { node, notBefore, until, ... }
+  #facts;
+  #soft = -1n; // past this ID, reserve the next window in the background
+  #pending;
+  #again = -1;
+  #failure; // why the last reservation failed
+  #triedAt = Number.NEGATIVE_INFINITY; // when a renewal last failed (clockMs)
+  #timer;
+  #onOnline;
+  #closed = false;
+
+  constructor(state) {
+    this.#s = state;
+  }
+
+  async _start() {
+    await this.#reserve(0, true);
+    const half = Math.floor(this.#s.reserveMs / 2);
+    // Keep the window ahead of the clock between calls, and renew when due.
+    this.#timer = setInterval(
+      () => {
+        const now = clockMs();
+        const due = now - this.#lease.renewedAt >= this.#lease.ttlMs / 3 && now - this.#triedAt >= RETRY_MS;
+        if (now + half >= this.#window.hi || due) this.#ahead(0);
+      },
+      Math.max(half, 50),
+    );
+    this.#onOnline = () => this.#ahead(0, true);
+    globalThis.addEventListener?.("online", this.#onOnline);
+  }
+
+  /** The error of a lease whose ID time is used up and that could not be renewed (`why`). */
+  #ended(lease, why) {
+    return new Error(
+      `the lease of node ${lease.node} of '${lease.space}' ended at ${iso(lease.until)} and could not be renewed (${why.message}): reconnect to go on`,
+    );
+  }
+
+  /**
+   * Under the origin's lock: reads the lease, renews it when due (or `force`), acquires a
+   * new one when there is none or it was lost, and reserves this tab's next window,
+   * `span` ms past the clock plus `reserveMs`. Resolves once the window is stored.
+   */
+  #reserve(span, force = false) {
+    const { db, name, space, url, reserveMs, post, lock, expected } = this.#s;
+    return navigator.locks.request(lock, async () => {
+      let lease = await store(db, "readonly", (s) => s.get(name));
+      if (lease && (lease.url !== url || lease.space !== space)) lease = undefined;
+      let now = clockMs();
+      let failed;
+      const left = (l) => l.until - 1 - Math.max(now, l.reserved, l.notBefore);
+      if (lease) {
+        const facts = layoutFacts(api, lease.layout);
+        const due =
+          force ||
+          now - lease.renewedAt >= lease.ttlMs / 3 ||
+          now < lease.renewedAt ||
+          left(lease) < span + reserveMs + facts.tickMs;
+        if (due && (force || now - this.#triedAt >= RETRY_MS || left(lease) < span + facts.tickMs)) {
+          try {
+            const r = await post("renew", { space, node: lease.node, token: lease.token });
+            lease.until = Math.max(lease.until, r.until);
+            lease.renewedAt = now;
+            await store(db, "readwrite", (s) => s.put(lease, name));
+          } catch (e) {
+            this.#triedAt = clockMs();
+            if (!(e instanceof CallError)) throw e;
+            if (e.code === "LOST") lease = undefined;
+            else failed = e;
+          }
+        }
+        now = clockMs();
+        if (lease && left(lease) < facts.tickMs) {
+          if (failed) throw this.#ended(lease, failed);
+          // Renewed, and still no time left: the clock is past it, or windows used it up.
+          if (now < lease.until - facts.tickMs) lease = undefined; // a new lease follows it
+        }
+      }
+      if (!lease) lease = await this.#acquire();
+      this.#lease = lease;
+      this.#facts = layoutFacts(api, lease.layout);
+      // A clock past the lease's end even right after its renewal is ahead of the server's
+      // by more than the TTL: no lease can help (a new one would end as soon), so say so.
+      now = clockMs();
+      if (now >= lease.until - this.#facts.tickMs) {
+        throw new Error(
+          `this device's clock reads ${iso(now)}, past the end of its lease of node ${lease.node} of '${space}' (${iso(lease.until)}: the server's clock plus ${lease.ttlMs} ms): set the clock right to go on`,
+        );
+      }
+      if (expected !== undefined && expected !== this.#facts.text) {
+        throw new RangeError(
+          `space '${space}' at ${url} has the layout "${this.#facts.text}"; this app expects "${expected}"`,
+        );
+      }
+      // The window: after every ID any tab reserved, before the fence.
+      now = clockMs();
+      const lo = Math.max(lease.reserved, lease.notBefore);
+      const hi = Math.min(Math.max(now, lo) + span + reserveMs, lease.until - 1);
+      if (hi - lo < this.#facts.tickMs) throw this.#ended(lease, failed ?? new Error("its time is used up"));
+      const continues = this.#window?.token === lease.token && this.#window.hi === lease.reserved;
+      lease.reserved = hi;
+      await store(db, "readwrite", (s) => s.put(lease, name));
+      if (this.#closed) return;
+      if (continues) {
+        this.#gen.setFenceMs(hi + 1);
+      } else {
+        this.#gen?.free();
+        this.#gen = leaseGenerator(
+          api,
+          { layout: lease.layout, facts: this.#facts, node: lease.node, notBefore: lo, until: hi + 1 },
+          { maxAheadMs: MAX_U32 },
+        );
+      }
+      this.#window = { node: lease.node, token: lease.token, hi };
+      const soft = hi - Math.floor(reserveMs / 2);
+      this.#soft = soft >= this.#facts.epochMs ? maxIdAt(soft, lease.layout) : -1n;
+    });
+  }
+
+  /** A new lease from the handler (under the lock), usable and stored. */
+  async #acquire() {
+    const { db, name, space, url, post } = this.#s;
+    let g;
+    try {
+      g = await post("acquire", { space });
+    } catch (e) {
+      if (e instanceof CallError && e.offline) {
+        throw new Error(`no lease of space '${space}' is stored here and ${e.message}: reconnect to go on`);
+      }
+      throw e;
+    }
+    const facts = layoutFacts(api, g.layout);
+    // A new space's first leases start after its skew: renew until there is a tick to issue in.
+    const deadline = clockMs() + g.skewMs + 3000;
+    while (g.until - g.notBefore <= facts.tickMs) {
+      if (clockMs() > deadline)
+        throw new Error(`the lease of space '${space}' is not usable after ${g.skewMs + 3000} ms`);
+      await sleep(USABLE_POLL_MS);
+      const r = await post("renew", { space, node: g.node, token: g.token });
+      g.until = Math.max(g.until, r.until);
+    }
+    const lease = {
+      url,
+      space,
+      node: g.node,
+      token: g.token,
+      notBefore: g.notBefore,
+      until: g.until,
+      layout: g.layout,
+      ttlMs: g.ttlMs,
+      skewMs: g.skewMs,
+      reserved: g.notBefore,
+      renewedAt: clockMs(),
+    };
+    await store(db, "readwrite", (s) => s.put(lease, name));
+    return lease;
+  }
+
+  /** Reserves the next window in the background, one at a time. */
+  #ahead(span, force = false) {
+    if (this.#closed) return;
+    if (this.#pending) {
+      this.#again = Math.max(this.#again, span);
+      return;
+    }
+    this.#pending = this.#reserve(span, force)
+      .then(
+        () => {
+          this.#failure = undefined;
+        },
+        (e) => {
+          this.#failure = e;
+        },
+      )
+      .finally(() => {
+        this.#pending = undefined;
+        const again = this.#again;
+        this.#again = -1;
+        if (again >= 0 && !this.#failure) this.#ahead(again);
+      });
+  }
+
+  /** A call of `n` IDs failed with `e`: at the window's end, reserve the next one and say so. */
+  #refused(e, n) {
+    if (this.#closed) throw new Error("this snowdrift/browser-lease generator is closed");
+    if (!PAST_FENCE.test(e?.message)) throw e;
+    this.#ahead(Math.ceil(n / (layoutInfo(this.#lease.layout).maxSequence + 1)) * this.#facts.tickMs + 1000);
+    throw this.#failure
+      ? new Error(`IDs reached the end of this tab's reservation: ${this.#failure.message}`)
+      : new Error(
+          "IDs reached the end of this tab's reservation before the next one was stored; await generator.ready, then call again",
+        );
+  }
+
+  /** The next ID. */
+  next() {
+    let id;
+    try {
+      id = this.#gen.next();
+    } catch (e) {
+      this.#refused(e, 1);
+    }
+    if (id > this.#soft) this.#ahead(0);
+    return id;
+  }
+
+  /** The next ID as a decimal string (safe in JSON). */
+  nextString() {
+    return String(this.next());
+  }
+
+  /** `n` (1 to 1,048,576) increasing IDs. */
+  nextBatch(n) {
+    intArg("n", n, 1, 1 << 20);
+    let ids;
+    try {
+      ids = this.#gen.nextBatch(n);
+    } catch (e) {
+      this.#refused(e, n);
+    }
+    if (ids[ids.length - 1] > this.#soft) this.#ahead(0);
+    return ids;
+  }
+
+  /** Resolves when no reservation is in progress; rejects with why the last one failed. */
+  get ready() {
+    if (this.#pending) return this.#pending.then(() => this.ready);
+    return this.#failure ? Promise.reject(this.#failure) : Promise.resolve();
+  }
+
+  /** The parts of an ID of the lease's layout. */
+  decode(id) {
+    return this.#gen.decode(id);
+  }
+
+  /** The leased node id this tab issues on now. */
+  get node() {
+    return this.#window.node;
+  }
+
+  /** The lease as this tab last read it: node, notBefore, until (Unix ms of the server's
+   * clock), the space's layout, ttlMs and skewMs. */
+  get lease() {
+    const { node, notBefore, until, layout, ttlMs, skewMs, space } = this.#lease;
+    return { space, node, notBefore, until, layout, ttlMs, skewMs };
+  }
+
+  /** Resolves to whether the browser keeps this origin's storage (`navigator.storage.persist()`). */
+  get persisted() {
+    return this.#s.persisted;
+  }
+
+  /** Stops this tab's generator; the lease stays with the origin's other tabs and reloads. */
+  close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    globalThis.removeEventListener?.("online", this.#onOnline);
+    this.#gen?.free();
+    this.#s.db.close();
+  }
+
+  /**
+   * Hands the lease back to the server for every tab of this origin: the next holder of
+   * the node id starts after the newest ID any of them may have issued. Closes this tab's
+   * generator; the others acquire a new lease at their next window.
+   */
+  async release() {
+    const { db, name, post, lock, space } = this.#s;
+    const wasOpen = !this.#closed;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    globalThis.removeEventListener?.("online", this.#onOnline);
+    await this.#pending;
+    this.#gen?.free();
+    if (!wasOpen) return;
+    try {
+      await navigator.locks.request(lock, async () => {
+        const lease = await store(db, "readonly", (s) => s.get(name));
+        if (!lease || lease.token !== this.#lease.token) return;
+        await post("release", {
+          space,
+          node: lease.node,
+          token: lease.token,
+          issued: Math.max(lease.reserved, lease.notBefore),
+        });
+        await store(db, "readwrite", (s) => s.delete(name));
+      });
+    } finally {
+      db.close();
+    }
+  }
+}
+Object.defineProperty(LeasedSnowdrift, "name", { value: "LeasedSnowdrift" });

@@ -1,0 +1,31 @@
+/** What a store's acquire takes: the settings every client of the space shares, and the lease's own. */
+export interface StoreAcquire {
+  space: string;
+  /** 2^(node bits of the layout). */
+  capacity: number;
+  ttl: number;
+  skew: number;
+  token: string;
+  holder: string;
+  /** The layout as text (lease/PROTOCOL.md). */
+  layout: string;
+}
+
+/** A lease as a store names it. */
+export interface StoreTicket {
+  space: string;
+  node: number;
+  token: string;
+}
+
+/**
+ * A lease store (the store interface of the lease rules): `snowdrift/redis`'s
+ * `redisStore`, `snowdrift/postgres`'s `postgresStore`, or any object of these calls whose
+ * errors start with the protocol's code word (`LEASED`, `CONFIG`, `LOST`).
+ */
+export interface LeaseStore {
+  acquire(args: StoreAcquire): Promise<{ node: number; notBefore: number; until: number; now?: number }>;
+  /** The lease's new end (Unix ms of the store's clock). */
+  renew(ticket: StoreTicket, ttl: number): Promise<number>;
+  release(ticket: StoreTicket, issued: number): Promise<unknown>;
+}
