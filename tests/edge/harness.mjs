@@ -55,24 +55,27 @@ export default {
 
 const COMPAT = "2025-04-01";
 
+/** Miniflare's options for the Worker `name` running the module `script`, reached at
+ * `http://<name>.test/`, with `bindings` as its LEASES Durable Object binding. */
+export const worker = (name, script, bindings) => ({
+  name,
+  modules: true,
+  script,
+  scriptPath: `${here}${name}.mjs`,
+  modulesRoot: here,
+  modulesRules: [
+    { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+    { type: "CompiledWasm", include: ["**/*.wasm"] },
+  ],
+  compatibilityDate: COMPAT,
+  routes: [`${name}.test/*`],
+  durableObjects: { LEASES: bindings },
+});
+
 /** Starts workerd with the store and `clients` client workers on the storage in `dir`,
  * its clock `offset` ms ahead of the host's. The client workers run `client` (by default
  * the one above, which calls the object's methods). */
 export async function open(dir, { clients = 2, offset = 0, client: clientScript = client } = {}) {
-  const worker = (name, script, bindings) => ({
-    name,
-    modules: true,
-    script,
-    scriptPath: `${here}${name}.mjs`,
-    modulesRoot: here,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    compatibilityDate: COMPAT,
-    routes: [`${name}.test/*`],
-    durableObjects: { LEASES: bindings },
-  });
   const mf = new Miniflare({
     host: "127.0.0.1",
     cf: false,

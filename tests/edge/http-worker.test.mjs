@@ -9,12 +9,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
+import { entry as cloudflare, worker } from "./harness.mjs";
 
-const here = new URL(".", import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(new URL("./node_modules/snowdrift/package.json", import.meta.url)));
 // The files the "workerd" conditions pick.
 const http = `./node_modules/snowdrift/${pkg.exports["./http"].workerd.replace(/^\.\//, "")}`;
-const cloudflare = `./node_modules/snowdrift/${pkg.exports["./cloudflare"].workerd.replace(/^\.\//, "")}`;
 const ORIGIN = "https://app.example";
 // Two node ids: the third lease is refused.
 const PAIR = { timeBits: 41, nodeBits: 1, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
@@ -45,20 +44,6 @@ let mf;
 let dir;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), "snowdrift-http-edge-"));
-  const worker = (name, script, bindings) => ({
-    name,
-    modules: true,
-    script,
-    scriptPath: `${here}${name}.mjs`,
-    modulesRoot: here,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    compatibilityDate: "2025-04-01",
-    routes: [`${name}.test/*`],
-    durableObjects: { LEASES: bindings },
-  });
   mf = new Miniflare({
     host: "127.0.0.1",
     cf: false,

@@ -22,6 +22,7 @@
 // Built on the package's public API (Snowdrift, layoutInfo, maxIdAt) and the lease rules.
 import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { persistence } from "./persist.mjs";
 import { layoutFacts, leaseGenerator } from "./lease-rules.mjs";
 
 const api = { Snowdrift, layoutInfo, maxIdAt };
@@ -77,17 +78,6 @@ class CallError extends Error {
     super(message);
     this.code = code;
     this.offline = offline;
-  }
-}
-
-/** Asks the browser to keep this origin's storage (unless `ask` is false): whether it will. */
-function persistence(ask) {
-  const s = globalThis.navigator?.storage;
-  const call = ask && typeof s?.persist === "function" ? () => s.persist() : () => s?.persisted?.() ?? false;
-  try {
-    return Promise.resolve(call()).then(Boolean, () => false);
-  } catch {
-    return Promise.resolve(false);
   }
 }
 

@@ -23,6 +23,7 @@
 // Built on the package's public API only (Snowdrift, decode, layoutInfo, maxIdAt).
 import { Snowdrift, decode, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, oneOf, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { persistence } from "./persist.mjs";
 
 export * from "./index.js";
 
@@ -378,17 +379,6 @@ async function claimNode(storage, name, node, facts, maxNodes) {
     known.push(claim.node);
   }
   throw new Error(`no free node id found for ${named(name)}`);
-}
-
-/** Asks the browser to keep this origin's storage (unless `ask` is false): whether it will. */
-function persistence(ask) {
-  const s = globalThis.navigator?.storage;
-  const call = ask && typeof s?.persist === "function" ? () => s.persist() : () => s?.persisted?.() ?? false;
-  try {
-    return Promise.resolve(call()).then(Boolean, () => false);
-  } catch {
-    return Promise.resolve(false);
-  }
 }
 
 /**

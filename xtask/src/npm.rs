@@ -41,6 +41,7 @@ const BUNDLED: &[&str] = &[
     "host.mjs",
     "check.mjs",
     "lease-rules.mjs",
+    "persist.mjs",
     "index.js",
     "browser.js",
     "holder.cjs",
