@@ -1,24 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Snowdrift, SnowdriftOptions } from "./index.js";
 import type { Lease as NodeLease, LeaseOptions } from "./lease.js";
+import type { LeaseStore, StoreAcquire } from "./lease-store.js";
 
-/** What `acquire` takes: the settings every client of the space shares, and the lease's own. */
-export interface AcquireRequest {
-  /** The space's name (`"ids:orders"`), 1 to 1024 characters. */
-  space: string;
-  /** The space's node ids: 2^(node bits of the layout), 1 to 2^32. */
-  capacity: number;
-  /** Lease length in ms, 1 to 31,536,000,000 (a year). */
-  ttl: number;
-  /** Allowance in ms for the object's clock stepping back after lost storage, below `ttl / 2`. */
-  skew: number;
-  /** Unique to this lease (random), 1 to 256 characters. */
-  token: string;
-  /** Who holds the id, for operators, up to 1024 characters. */
-  holder: string;
-  /** The layout as text (every client of a space makes it the same way), 1 to 1024 characters. */
-  layout: string;
-}
+/** What `acquire` takes: the settings every client of the space shares, and the lease's
+ * own. The object bounds them: `space`, `holder` and `layout` up to 1024 characters,
+ * `token` 1 to 256, `capacity` 1 to 2^32, `ttl` 1 to 31,536,000,000 ms (a year), `skew`
+ * below `ttl / 2`. */
+export type AcquireRequest = StoreAcquire;
 
 /** A grant. Times are Unix ms of the object's clock. */
 export interface Grant {
@@ -126,8 +115,4 @@ export declare function leased(
 ): (env: Record<string, unknown>, ctx?: WaitUntil) => Promise<Snowdrift>;
 
 /** The protocol's calls on a `SnowdriftLeases` namespace, as every holder takes them. */
-export declare function durableObjectStore(namespace: LeasesNamespace): {
-  acquire(request: AcquireRequest): Promise<{ node: number; notBefore: number; until: number }>;
-  renew(ticket: { space: string; node: number; token: string }, ttl: number): Promise<number>;
-  release(ticket: { space: string; node: number; token: string }, issued: number): Promise<unknown>;
-};
+export declare function durableObjectStore(namespace: LeasesNamespace): LeaseStore;
