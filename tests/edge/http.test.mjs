@@ -15,31 +15,36 @@ const { leaseHandler, nodeListener } = require("snowdrift/http");
 const { decode } = require("snowdrift");
 
 /** A store of the lease rules' interface in memory: grants ids in order, records calls;
- * `fail` (a function of the call's name) makes a call throw what it returns. */
-function memoryStore({ fail } = {}) {
+ * `fail` (a function of the call's name) makes a call throw what it returns. With `step`,
+ * the store's clock starts an hour ahead and moves `store.step` ms per call, and its grants are
+ * those of a new space: not before the store's clock plus the TTL and skew. */
+function memoryStore({ fail, step } = {}) {
   const calls = [];
   const held = new Map(); // node -> token
   let next = 0;
+  let storeNow = Date.now() + 3_600_000;
+  const clock = () => (step === undefined ? Date.now() : (storeNow += store.step));
   const maybeFail = (name) => {
     const e = fail?.(name);
     if (e) throw e;
   };
-  return {
+  const store = {
     calls,
     held,
+    step,
     async acquire(a) {
       calls.push(["acquire", a]);
       maybeFail("acquire");
       const node = next++;
       held.set(node, a.token);
-      const now = Date.now();
-      return { node, notBefore: now, until: now + a.ttl, now };
+      const now = clock();
+      return { node, notBefore: step === undefined ? now : now + a.ttl + a.skew, until: now + a.ttl, now };
     },
     async renew(t, ttl) {
       calls.push(["renew", t]);
       maybeFail("renew");
       if (held.get(t.node) !== t.token) throw new Error(`LOST node id ${t.node} of '${t.space}' is no longer held`);
-      return Date.now() + ttl;
+      return clock() + ttl;
     },
     async release(t, issued) {
       calls.push(["release", t, issued]);
@@ -49,6 +54,7 @@ function memoryStore({ fail } = {}) {
       return mine ? 1 : 0;
     },
   };
+  return store;
 }
 
 const SPACES = { web: { layout: "default", ttlMs: 60_000, skewMs: 1000 } };
@@ -332,6 +338,44 @@ test("ids: up to maxIds decimal IDs per request from the handler's own lease, re
   const released = store.calls.filter(([c]) => c === "release");
   assert.equal(released.length, 1, "close() releases the live lease");
   assert.equal(released[0][1].node, 1);
+});
+
+test("ids in a new space: a request that reaches the fence renews and goes on; one that a renewal cannot help is 503", async () => {
+  // A new space's first lease is fenced a TTL ahead of the store's clock and gets ID time
+  // only as renewals move its fence (here 10 ms, about 40,000 IDs, per store call), far
+  // sooner than the handler's renewal every TTL / 3 (20 s) would.
+  const store = memoryStore({ step: 10 });
+  const h = leaseHandler({
+    store,
+    spaces: { web: { ttlMs: 60_000, skewMs: 0 } },
+    authorize: () => true,
+    maxIds: 30_000,
+  });
+  const all = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await post(h, "ids", { space: "web", count: 30_000 });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    all.push(...r.json.ids);
+  }
+  assert.equal(all.length, 300_000);
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  const renewals = store.calls.filter(([c]) => c === "renew").length;
+  assert.ok(renewals >= 7 && renewals <= 11, `one renewal to become usable, then one per request at most: ${renewals}`);
+  // The store's clock stands still: a renewal cannot move the fence, the request is refused.
+  store.step = 0;
+  let r;
+  for (let i = 0; i < 3 && (r = await post(h, "ids", { space: "web", count: 30_000 })).status === 200; i++);
+  assert.equal(r.status, 503);
+  assert.equal(r.json.error.code, "UNAVAILABLE");
+  assert.match(
+    r.json.error.message,
+    /^cannot issue IDs of space 'web' now: next ID at \d+ ms is not before the fence at \d+ ms$/,
+  );
+  assert.ok(
+    store.calls.filter(([c]) => c === "renew").length <= renewals + 3,
+    "one renewal per refused request at most",
+  );
+  await h.close();
 });
 
 test("nodeListener serves the handler on Node's http server", async () => {

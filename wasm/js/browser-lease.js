@@ -23,7 +23,7 @@
 import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { persistence } from "./persist.mjs";
-import { layoutFacts, leaseGenerator } from "./lease-rules.mjs";
+import { layoutFacts, leaseGenerator, pastFence } from "./lease-rules.mjs";
 
 const api = { Snowdrift, layoutInfo, maxIdAt };
 const OPTIONS = ["lease", "space", "name", "layout", "reserveMs", "headers", "fetch", "timeoutMs", "persist"];
@@ -35,8 +35,6 @@ const USABLE_POLL_MS = 250;
 // After a failed renewal, wait this long before the timer tries again (the `online` event
 // and a call that reached the fence try at once).
 const RETRY_MS = 5000;
-// The core's fence error (core/src/error.rs, `PastFence`).
-const PAST_FENCE = /^next ID at \d+ ms is not before the fence at \d+ ms$/;
 
 const iso = (ms) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -352,7 +350,7 @@ export class LeasedSnowdrift {
   /** A call of `n` IDs failed with `e`: at the window's end, reserve the next one and say so. */
   #refused(e, n) {
     if (this.#closed) throw new Error("this snowdrift/browser-lease generator is closed");
-    if (!PAST_FENCE.test(e?.message)) throw e;
+    if (!pastFence(e)) throw e;
     this.#ahead(Math.ceil(n / (layoutInfo(this.#lease.layout).maxSequence + 1)) * this.#facts.tickMs + 1000);
     throw this.#failure
       ? new Error(`IDs reached the end of this tab's reservation: ${this.#failure.message}`)

@@ -15,7 +15,7 @@
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
 import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
-import { acquireArgs, codeOf, layoutFacts, leaseGenerator, newToken, storeError } from "./lease-rules.mjs";
+import { acquireArgs, codeOf, layoutFacts, leaseGenerator, newToken, pastFence, storeError } from "./lease-rules.mjs";
 
 const OPTIONS = ["store", "spaces", "authorize", "origins", "credentials", "maxIds", "holder", "storeTimeoutMs"];
 const SPACE_OPTIONS = ["layout", "ttlMs", "skewMs"];
@@ -215,6 +215,25 @@ export function httpFor(api) {
       if (own.get(s.space) === h.promise) own.delete(s.space);
     }
 
+    /** Renews `h` (one renewal at a time; concurrent callers share it). */
+    function renewOwn(s, h) {
+      h.renewing ??= (async () => {
+        const sentAt = performance.now();
+        try {
+          const until = await call(store.renew(h.ticket, s.ttl), "a renewal");
+          if (until > h.until) h.until = until;
+          h.gen.setFenceMs(h.until);
+          h.okSentAt = Math.max(h.okSentAt, sentAt);
+        } catch (e) {
+          if (e.code === "LOST") stopOwn(s, h);
+          else if (performance.now() - h.okSentAt > s.ttl - s.skew) stopOwn(s, h); // lapsed
+        } finally {
+          h.renewing = undefined;
+        }
+      })();
+      return h.renewing;
+    }
+
     /** The handler's live lease of `s`, renewed first when due (every ttl / 3). */
     async function ownLease(s) {
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -226,35 +245,28 @@ export function httpFor(api) {
         }
         const h = await p;
         h.promise = p;
-        const age = performance.now() - h.okSentAt;
-        if (h.state === "live" && age >= s.renewEvery) {
-          h.renewing ??= (async () => {
-            const sentAt = performance.now();
-            try {
-              const until = await call(store.renew(h.ticket, s.ttl), "a renewal");
-              if (until > h.until) h.until = until;
-              h.gen.setFenceMs(h.until);
-              h.okSentAt = Math.max(h.okSentAt, sentAt);
-            } catch (e) {
-              if (e.code === "LOST") stopOwn(s, h);
-              else if (performance.now() - h.okSentAt > s.ttl - s.skew) stopOwn(s, h); // lapsed
-            } finally {
-              h.renewing = undefined;
-            }
-          })();
-          await h.renewing;
-        }
+        if (h.state === "live" && performance.now() - h.okSentAt >= s.renewEvery) await renewOwn(s, h);
         if (h.state === "live") return h;
       }
       throw new HttpError(503, "UNAVAILABLE", `the handler could not hold a lease of space '${s.space}'`);
     }
 
     async function ids(s, count) {
-      const h = await ownLease(s);
-      try {
-        return Array.from(h.gen.nextBatch(count), String);
-      } catch (e) {
-        throw new HttpError(503, "UNAVAILABLE", `cannot issue IDs of space '${s.space}' now: ${e.message}`);
+      for (let attempt = 0; ; attempt++) {
+        const h = await ownLease(s);
+        try {
+          return Array.from(h.gen.nextBatch(count), String);
+        } catch (e) {
+          // At the fence. A new space's first leases are fenced a TTL ahead of the store's
+          // clock, and only renewals give them more ID time: renew now, once per request,
+          // when a renewal can move the fence (a tick has passed since the last one).
+          const renewable = h.state === "live" && performance.now() - h.okSentAt >= s.facts.tickMs;
+          if (attempt === 0 && pastFence(e) && renewable) {
+            await renewOwn(s, h);
+            continue;
+          }
+          throw new HttpError(503, "UNAVAILABLE", `cannot issue IDs of space '${s.space}' now: ${e.message}`);
+        }
       }
     }
 
