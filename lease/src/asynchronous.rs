@@ -124,7 +124,7 @@ async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
     mut beat: Beat,
 ) -> AsyncReleaser {
     while shared.is_live() {
-        match beat.step(Instant::now()) {
+        match beat.step(Instant::now(), shared.fence_gap_ms()) {
             Step::Lapse => {
                 shared.finish(State::Lapsed, None);
             }

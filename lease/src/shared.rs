@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::space::Space;
 use crate::state::State;
 use crate::store::{Grant, Ticket};
-use snowdrift::{AtomicGenerator, Clock};
+use snowdrift::{AtomicGenerator, Clock, IdGenerator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -145,7 +145,13 @@ impl<C: Clock> Shared<C> {
     /// The heartbeat's schedule, starting from a renewal (or the acquire) sent at `sent`.
     pub(crate) fn beat(&self, sent: Instant, renew_every_ms: u64) -> Beat {
         let live = Duration::from_millis(self.ttl_ms - self.skew_ms);
-        Beat::new(sent, renew_every_ms, live)
+        Beat::new(sent, self.ttl_ms, renew_every_ms, live)
+    }
+
+    /// How far (ms of ID time) the generator's newest ID is from the fence.
+    pub(crate) fn fence_gap_ms(&self) -> u64 {
+        let until = self.until.load(Ordering::SeqCst);
+        until.saturating_sub(self.generator.issued_through_ms())
     }
 }
 

@@ -26,6 +26,11 @@ fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
 }
 
 #[test]
+fn a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence() {
+    scenarios::new_space_renews_early(&Server::start().client());
+}
+
+#[test]
 fn a_holder_that_cannot_renew_stops_issuing_by_ttl_minus_skew() {
     let mut server = Server::start();
     let lease = scenarios::lapse(&server.client(), || server.kill());

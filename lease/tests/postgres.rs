@@ -57,6 +57,11 @@ fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
 }
 
 #[test]
+fn a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence() {
+    scenarios::new_space_renews_early(&server().1);
+}
+
+#[test]
 fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
     let (pg, store) = server();
     // SIGSTOP: the connections stay open and nothing answers (a hung server, a

@@ -45,6 +45,27 @@ async fn the_heartbeat_task_keeps_the_lease_alive_past_two_ttls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_task_renews_a_new_space_s_first_lease_early_near_its_fence() {
+    let server = Server::start();
+    let space = Space::new("tokio:ahead", layout(3))
+        .ttl_ms(30_000)
+        .skew_ms(100);
+    let lease = Lease::acquire_async(&server.client(), &space)
+        .await
+        .expect("acquire_async");
+    let lease = tokio::task::spawn_blocking(move || {
+        assert_eq!(
+            common::scenarios::take_through_fence(&lease, 2_000_000),
+            2_000_000
+        );
+        lease
+    })
+    .await
+    .expect("taken");
+    lease.release_async().await.expect("release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_task_lapses_when_redis_is_gone() {
     let mut server = Server::start();
     let space = Space::new("tokio:lapse", layout(2))

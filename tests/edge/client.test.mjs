@@ -28,6 +28,9 @@ const ids = leased("LEASES", options);
 // its records are gone.
 const slow = { ...options, key: "ids:slow", ttlMs: 3000, renewEveryMs: 2500 };
 const slowIds = leased("LEASES", slow);
+// A new space renewed every 10 s: its first lease gets ID time from early renewals only.
+const ahead = { ...options, key: "ids:ahead", ttlMs: 30_000, skewMs: 100 };
+const aheadIds = leased("LEASES", ahead);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const error = (e) => ({ error: { name: e.name, message: e.message } });
 export default {
@@ -55,7 +58,7 @@ export default {
       return Response.json({ first, kept, next, state: lease.state, node: lease.node });
     }
     try {
-      const gen = await (body.slow ? slowIds : ids)(env, ctx);
+      const gen = await (body.slow ? slowIds : body.ahead ? aheadIds : ids)(env, ctx);
       return Response.json({ ids: Array.from(gen.nextBatch(body.n), String) });
     } catch (e) {
       return Response.json(error(e));
@@ -126,6 +129,31 @@ test("three isolates issuing at once: a node id each, renewed lazily over three 
         listing.ids.every((l) => l.until > listing.now),
         "every lease was renewed past now",
       );
+    } finally {
+      await mf.dispose();
+    }
+  }));
+
+test("a new space's first lease: keep() renews early when the generator nears its fence", () =>
+  withDir(async (dir) => {
+    // Fenced a TTL ahead of the object's clock, the lease gets ID time only as renewals
+    // move its fence: 600,000 IDs (about 150 ms of ID time) need several long before the
+    // regular renewal every ttl / 3 (10 s).
+    const mf = await start(dir, 1);
+    try {
+      const ids = [];
+      const errors = [];
+      const deadline = performance.now() + 5000;
+      while (ids.length < 600_000 && performance.now() < deadline) {
+        const r = await post(mf.mf, 0, { n: 20_000, ahead: true });
+        if (r.error) {
+          assert.match(r.error.message, /is not before the fence at/);
+          errors.push(r.error.message);
+          await sleep(20);
+        } else ids.push(...r.ids);
+      }
+      assert.equal(ids.length, 600_000, `${ids.length} IDs in 5 s, ${errors.length} requests refused at the fence`);
+      assertUnique(ids, "a new space");
     } finally {
       await mf.dispose();
     }

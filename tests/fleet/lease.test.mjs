@@ -121,6 +121,35 @@ for (const kind of STORE_KINDS) {
       await b.release();
     }));
 
+  test(`${kind}: a new space's first lease renews early while its generator is near the fence`, () =>
+    withClient(kind, async (client) => {
+      // Fenced a TTL ahead of the store's clock, the first lease of a new space gets ID time
+      // only from renewals: 2,000,000 IDs (about 490 ms of ID time) need several, long
+      // before the regular one every ttl / 3 (10 s).
+      const opts = { key: space("ahead"), layout: layout(3), ttlMs: 30_000, skewMs: 100 };
+      const lease = await leaseNode(client, opts);
+      const gen = lease.generator();
+      let last = 0n;
+      let issued = 0;
+      let refused = 0;
+      const deadline = performance.now() + 5000;
+      while (issued < 2_000_000 && performance.now() < deadline) {
+        try {
+          const batch = gen.nextBatch(50_000);
+          assert.ok(batch[0] > last, "IDs go up");
+          last = batch[batch.length - 1];
+          issued += batch.length;
+        } catch (e) {
+          assert.match(e.message, /is not before the fence at/);
+          refused++;
+          await sleep(20);
+        }
+      }
+      assert.equal(issued, 2_000_000, `issued ${issued} in 5 s (${refused} calls refused at the fence)`);
+      assert.ok(timeOf(last, opts.layout) < lease.until);
+      await lease.release();
+    }));
+
   test(`${kind}: renewals keep a lease; when they fail it lapses by ttl - skew and its generator stops`, async () => {
     const own = await startStore(kind);
     const { client, close } = await connectTo(kind, own);

@@ -329,20 +329,22 @@ export class Lease extends HeldLease {
    * The per-request check, cheap unless a renewal is due: lapses the lease when no
    * renewal succeeded for `ttl - skew` ms, renews when `renewEvery` ms have passed since
    * the newest successful renewal (in the background through `ctx.waitUntil` while less
-   * than half of `ttl - skew` has passed, else awaited; one at a time), and throws the
-   * lease's error once it stopped.
+   * than half of `ttl - skew` has passed, else awaited; one at a time) or, awaited, when
+   * the generator nears its fence (a new space's first leases), and throws the lease's
+   * error once it stopped.
    */
   async keep(ctx) {
     if (this.state === "live") {
       const { ttl, skew, renewEvery } = this._options;
       const since = this._sinceRenewal();
+      const near = this._nearFence();
       if (since >= ttl - skew) {
         this._lapse();
-      } else if (since >= renewEvery) {
+      } else if (since >= renewEvery || near) {
         this.#renewing ??= this._renew().finally(() => {
           this.#renewing = undefined;
         });
-        if (since < (ttl - skew) / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(this.#renewing);
+        if (!near && since < (ttl - skew) / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(this.#renewing);
         else await this.#renewing;
       }
     }

@@ -2,14 +2,17 @@
 // The holder of a node id lease in Node, shared by every store's client
 // (`snowdrift/redis`, `snowdrift/postgres`): the state machine of lease-rules.mjs
 // (`HeldLease`: the fence, the wait until usable, a renewal, the lapse, lost, release),
-// driven by timers (the heartbeat every `renewEvery` ms, the lapse `ttl - skew` ms after
-// the newest successful renewal was sent), and every live lease released on SIGINT,
+// driven by timers (the heartbeat every `renewEvery` ms, an early renewal when the
+// generator nears its fence, checked every WATCH_MS, the lapse `ttl - skew` ms after the
+// newest successful renewal was sent), and every live lease released on SIGINT,
 // SIGTERM and at exit. The stores are the objects of calls lease-rules.mjs describes.
 const { hostname } = require("node:os");
 const api = require("./node.cjs");
 // Bundled in by `cargo xtask npm` (node.cjs stays a separate file: one wasm instance).
 const { HeldLease, acquireLease, leaseOptions: checkLease, storeError, within } = require("./lease-rules.mjs");
 
+// How often a lease checks whether its generator is near the fence (lease-rules.mjs).
+const WATCH_MS = 100;
 // How long releasing on a signal or at exit may hold the process.
 const EXIT_RELEASE_MS = 1000;
 
@@ -51,11 +54,16 @@ function unhook() {
 /** A node id leased from a store, renewed by timers. Made by `leaseNode`. */
 class Lease extends HeldLease {
   #renewTimer;
+  #watchTimer;
   #lapseTimer;
 
   _start() {
     this.#armLapse();
     this.#beat();
+    this.#watchTimer = setInterval(() => {
+      if (this._nearFence()) this._renew();
+    }, WATCH_MS);
+    this.#watchTimer.unref();
     live.add(this);
     hook();
   }
@@ -82,6 +90,7 @@ class Lease extends HeldLease {
 
   _stopped() {
     clearTimeout(this.#renewTimer);
+    clearInterval(this.#watchTimer);
     clearTimeout(this.#lapseTimer);
     live.delete(this);
     if (live.size === 0) unhook();

@@ -119,6 +119,10 @@ export function newToken() {
 
 // While a new (or data-lost) space's first lease is not yet usable, renew this often.
 const USABLE_POLL_MS = 100;
+// A generator whose newest ID is this close to its fence (ms of ID time; at most `ttl -
+// renewEvery`) renews early, every USABLE_POLL_MS at most. A new space's first leases are
+// fenced a TTL ahead of the store's clock, and only renewals give them more ID time.
+const NEAR_FENCE_MS = 1000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -147,6 +151,8 @@ export class HeldLease {
   #o;
   #gen;
   #okSentAt; // performance.now() when the newest successful renewal was sent
+  #sentAt; // performance.now() when the newest renewal was sent
+  #pending = 0; // renewals sent and not answered
   #controller = new AbortController();
   #released;
 
@@ -156,6 +162,7 @@ export class HeldLease {
     this.#o = o;
     this.#ticket = { space: o.space, node: grant.node, token };
     this.#okSentAt = sentAt;
+    this.#sentAt = sentAt;
     /** The node id. */
     this.node = grant.node;
     /** The ID time (Unix ms) this lease never issues at or before. */
@@ -204,11 +211,27 @@ export class HeldLease {
     }
   }
 
+  /** Whether the generator's newest ID is near its fence and a renewal could move it (one
+   * was last sent USABLE_POLL_MS ago or more, none is pending): renew now, ahead of the
+   * regular schedule. */
+  _nearFence() {
+    const { ttl, renewEvery } = this.#o;
+    return (
+      this.state === "live" &&
+      this.#gen !== undefined &&
+      this.#pending === 0 &&
+      performance.now() - this.#sentAt >= USABLE_POLL_MS &&
+      this.until - this.#gen.issuedThroughMs < Math.min(NEAR_FENCE_MS, ttl - renewEvery)
+    );
+  }
+
   /** One renewal; failures other than LOST are left for the next one. A reply that comes
    * late (a client queueing commands while the store is away) counts from when it was
    * sent; the lapse bounds how many can be pending. */
   async _renew() {
     const sentAt = performance.now();
+    this.#sentAt = sentAt;
+    this.#pending++;
     try {
       const until = await this.#store.renew(this.#ticket, this.#o.ttl);
       if (this.state !== "live") return;
@@ -220,6 +243,8 @@ export class HeldLease {
       }
     } catch (e) {
       if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
+    } finally {
+      this.#pending--;
     }
   }
 
