@@ -102,6 +102,18 @@ function assertUnique(ids, what) {
   assert.equal(twice.length, 0, `${what}: ${twice.length} IDs issued twice, e.g. ${twice[0]}`);
 }
 
+/** Runs `f(mf)` with workerd started on a fresh storage directory with `clients` client
+ * isolates; disposes of it and removes the directory after. */
+const withWorkers = (clients, f) =>
+  withDir(async (dir) => {
+    const mf = await start(dir, clients);
+    try {
+      return await f(mf);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
 /** Runs `f(dir)` with a fresh storage directory, removed after. */
 async function withDir(f) {
   const dir = mkdtempSync(join(tmpdir(), "snowdrift-edge-client-"));
@@ -113,72 +125,57 @@ async function withDir(f) {
 }
 
 test("three isolates issuing at once: a node id each, renewed lazily over three TTLs, no ID twice", () =>
-  withDir(async (dir) => {
-    const mf = await start(dir);
-    try {
-      const { ids, errors } = await issue(mf.mf, 3, 3 * TTL_MS);
-      assert.deepEqual(errors, []);
-      assert.ok(ids.length > 10_000, `${ids.length} IDs`);
-      assertUnique(ids, "three isolates");
-      // Each isolate kept its first lease: three node ids in all.
-      const nodes = new Set(ids.map((id) => decode(BigInt(id), LAYOUT).node));
-      assert.equal(nodes.size, 3, `node ids ${[...nodes]}`);
-      const listing = await post(mf.mf, 0, { op: "list" });
-      assert.equal(listing.ids.filter((l) => l.holder !== "").length, 3);
-      assert.ok(
-        listing.ids.every((l) => l.until > listing.now),
-        "every lease was renewed past now",
-      );
-    } finally {
-      await mf.dispose();
-    }
+  withWorkers(3, async (mf) => {
+    const { ids, errors } = await issue(mf.mf, 3, 3 * TTL_MS);
+    assert.deepEqual(errors, []);
+    assert.ok(ids.length > 10_000, `${ids.length} IDs`);
+    assertUnique(ids, "three isolates");
+    // Each isolate kept its first lease: three node ids in all.
+    const nodes = new Set(ids.map((id) => decode(BigInt(id), LAYOUT).node));
+    assert.equal(nodes.size, 3, `node ids ${[...nodes]}`);
+    const listing = await post(mf.mf, 0, { op: "list" });
+    assert.equal(listing.ids.filter((l) => l.holder !== "").length, 3);
+    assert.ok(
+      listing.ids.every((l) => l.until > listing.now),
+      "every lease was renewed past now",
+    );
   }));
 
 test("a new space's first lease: keep() renews early when the generator nears its fence", () =>
-  withDir(async (dir) => {
+  withWorkers(1, async (mf) => {
     // Fenced a TTL ahead of the object's clock, the lease gets ID time only as renewals
     // move its fence: 600,000 IDs (about 150 ms of ID time) need several long before the
     // regular renewal every ttl / 3 (10 s).
-    const mf = await start(dir, 1);
-    try {
-      const ids = [];
-      const errors = [];
-      const deadline = performance.now() + 5000;
-      while (ids.length < 600_000 && performance.now() < deadline) {
-        const r = await post(mf.mf, 0, { n: 20_000, ahead: true });
-        if (r.error) {
-          assert.match(r.error.message, /is not before the fence at/);
-          errors.push(r.error.message);
-          await sleep(20);
-        } else ids.push(...r.ids);
-      }
-      assert.equal(ids.length, 600_000, `${ids.length} IDs in 5 s, ${errors.length} requests refused at the fence`);
-      assertUnique(ids, "a new space");
-    } finally {
-      await mf.dispose();
+    const ids = [];
+    const errors = [];
+    const deadline = performance.now() + 5000;
+    while (ids.length < 600_000 && performance.now() < deadline) {
+      const r = await post(mf.mf, 0, { n: 20_000, ahead: true });
+      if (r.error) {
+        assert.match(r.error.message, /is not before the fence at/);
+        errors.push(r.error.message);
+        await sleep(20);
+      } else ids.push(...r.ids);
     }
+    assert.equal(ids.length, 600_000, `${ids.length} IDs in 5 s, ${errors.length} requests refused at the fence`);
+    assertUnique(ids, "a new space");
   }));
 
 test("an isolate idle past ttl - skew: keep() says the lease lapsed, and its generator stops", () =>
-  withDir(async (dir) => {
-    const mf = await start(dir, 1);
-    try {
-      const r = await post(mf.mf, 0, { op: "lapse" });
-      assert.equal(r.state, "lapsed");
-      assert.equal(
-        r.kept,
-        `lease of node ${r.node} of 'ids:lapse' lapsed: no renewal succeeded for ${TTL_MS - SKEW_MS} ms (ttl ${TTL_MS} ms, skew ${SKEW_MS} ms)`,
-      );
-      assert.match(r.next, /is not before the fence at/);
-      // The next request of an isolate whose lease lapsed leases again.
-      const before = await issue(mf.mf, 1, 200);
-      await sleep(TTL_MS);
-      const after = await issue(mf.mf, 1, 200);
-      assert.deepEqual([...before.errors, ...after.errors], []);
-      assertUnique([...before.ids, ...after.ids], "before and after a lapse");
-    } finally {
-      await mf.dispose();
-    }
+  withWorkers(1, async (mf) => {
+    const r = await post(mf.mf, 0, { op: "lapse" });
+    assert.equal(r.state, "lapsed");
+    assert.equal(
+      r.kept,
+      `lease of node ${r.node} of 'ids:lapse' lapsed: no renewal succeeded for ${TTL_MS - SKEW_MS} ms (ttl ${TTL_MS} ms, skew ${SKEW_MS} ms)`,
+    );
+    assert.match(r.next, /is not before the fence at/);
+    // The next request of an isolate whose lease lapsed leases again.
+    const before = await issue(mf.mf, 1, 200);
+    await sleep(TTL_MS);
+    const after = await issue(mf.mf, 1, 200);
+    assert.deepEqual([...before.errors, ...after.errors], []);
+    assertUnique([...before.ids, ...after.ids], "before and after a lapse");
   }));
 
 test("the object restarted and every isolate recycled at random while issuing; storage wiped once: no ID twice", () =>
@@ -211,43 +208,38 @@ test("the object restarted and every isolate recycled at random while issuing; s
   }));
 
 test("storage wiped under an isolate that goes on issuing: a new isolate gets its node id, fenced after it, no ID twice", () =>
-  withDir(async (dir) => {
-    const mf = await start(dir, 2);
-    try {
-      // Isolate 0 alone: node 0 of the space, past the new space's guard window.
-      const first = await issue(mf.mf, 1, 3000 + SKEW_MS + 300, 200, true);
-      await post(mf.mf, 0, { op: "wipe", slow: true });
-      // Isolate 0 issues until its next renewal (up to 2.5 s away) hears LOST; isolate 1
-      // leases the wiped space's first id (node 0 again) at once and issues beside it.
-      const [old, fresh] = await Promise.all([
-        (async () => {
-          const ids = [];
-          for (let i = 0; i < 2000 && ids.length < 400_000; i++) {
-            const r = await post(mf.mf, 0, { n: 200, slow: true });
-            if (r.error) break;
-            ids.push(...r.ids);
-          }
-          return ids;
-        })(),
-        (async () => {
-          const ids = [];
-          const end = performance.now() + 2000;
-          for (let i = 0; i < 2000 && performance.now() < end; i++) {
-            const r = await post(mf.mf, 1, { n: 200, slow: true });
-            if (!r.error) ids.push(...r.ids);
-            await sleep(2);
-          }
-          return ids;
-        })(),
-      ]);
-      const node = (id) => decode(BigInt(id), LAYOUT).node;
-      assert.ok(old.length > 1000, `${old.length} IDs from the wiped holder`);
-      assert.ok(
-        fresh.some((id) => node(id) === node(first.ids[0])),
-        "the new isolate got the old one's node id",
-      );
-      assertUnique([...first.ids, ...old, ...fresh], "the wiped holder and the next");
-    } finally {
-      await mf.dispose();
-    }
+  withWorkers(2, async (mf) => {
+    // Isolate 0 alone: node 0 of the space, past the new space's guard window.
+    const first = await issue(mf.mf, 1, 3000 + SKEW_MS + 300, 200, true);
+    await post(mf.mf, 0, { op: "wipe", slow: true });
+    // Isolate 0 issues until its next renewal (up to 2.5 s away) hears LOST; isolate 1
+    // leases the wiped space's first id (node 0 again) at once and issues beside it.
+    const [old, fresh] = await Promise.all([
+      (async () => {
+        const ids = [];
+        for (let i = 0; i < 2000 && ids.length < 400_000; i++) {
+          const r = await post(mf.mf, 0, { n: 200, slow: true });
+          if (r.error) break;
+          ids.push(...r.ids);
+        }
+        return ids;
+      })(),
+      (async () => {
+        const ids = [];
+        const end = performance.now() + 2000;
+        for (let i = 0; i < 2000 && performance.now() < end; i++) {
+          const r = await post(mf.mf, 1, { n: 200, slow: true });
+          if (!r.error) ids.push(...r.ids);
+          await sleep(2);
+        }
+        return ids;
+      })(),
+    ]);
+    const node = (id) => decode(BigInt(id), LAYOUT).node;
+    assert.ok(old.length > 1000, `${old.length} IDs from the wiped holder`);
+    assert.ok(
+      fresh.some((id) => node(id) === node(first.ids[0])),
+      "the new isolate got the old one's node id",
+    );
+    assertUnique([...first.ids, ...old, ...fresh], "the wiped holder and the next");
   }));

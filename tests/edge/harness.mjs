@@ -55,6 +55,12 @@ export default {
 
 const COMPAT = "2025-04-01";
 
+/** A CORS preflight's request options: from `origin`, to POST with the `headers` named. */
+export const preflight = (origin, headers) => ({
+  method: "OPTIONS",
+  headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": headers },
+});
+
 /** Miniflare's options for the Worker `name` running the module `script`, reached at
  * `http://<name>.test/`, with `bindings` as its LEASES Durable Object binding. */
 export const worker = (name, script, bindings) => ({

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
-import { entry as cloudflare, worker } from "./harness.mjs";
+import { entry as cloudflare, preflight, worker } from "./harness.mjs";
 
 const pkg = JSON.parse(readFileSync(new URL("./node_modules/snowdrift/package.json", import.meta.url)));
 // The files the "workerd" conditions pick.
@@ -104,14 +104,7 @@ test("a full space answers 409 LEASED; bad input 400, authorize 403 and CORS as 
   assert.equal(bad.json.error.message, "node 2 is outside the allowed range 0..=1");
   const no = await post(1, "acquire", { space: "pair" }, { authorization: "Bearer wrong" });
   assert.equal(no.status, 403);
-  const pre = await mf.dispatchFetch("http://lease1.test/lease/acquire", {
-    method: "OPTIONS",
-    headers: {
-      origin: ORIGIN,
-      "access-control-request-method": "POST",
-      "access-control-request-headers": "content-type",
-    },
-  });
+  const pre = await mf.dispatchFetch("http://lease1.test/lease/acquire", preflight(ORIGIN, "content-type"));
   assert.equal(pre.status, 204);
   assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
   await pre.arrayBuffer();

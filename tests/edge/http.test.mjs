@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { preflight } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const { leaseHandler, nodeListener } = require("snowdrift/http");
@@ -183,16 +184,7 @@ test("holder describes each lease to operators; a holder function that fails is 
 
 test("CORS: a preflight from a listed origin is answered; other origins get 403 and reach no store", async () => {
   const { h, store } = handler();
-  const pre = await h(
-    new Request("http://127.0.0.1/lease/acquire", {
-      method: "OPTIONS",
-      headers: {
-        origin: ORIGIN,
-        "access-control-request-method": "POST",
-        "access-control-request-headers": "content-type,authorization",
-      },
-    }),
-  );
+  const pre = await h(new Request("http://127.0.0.1/lease/acquire", preflight(ORIGIN, "content-type,authorization")));
   assert.equal(pre.status, 204);
   assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
   assert.equal(pre.headers.get("access-control-allow-methods"), "POST");
@@ -300,22 +292,23 @@ test("the store's refusals are 409s with their code; failures and silence are 50
   assert.ok(performance.now() - started < 2000);
 });
 
-test("ids: up to maxIds decimal IDs per request from the handler's own lease, renewed lazily, reacquired when lost", async () => {
-  const store = memoryStore();
-  const h = leaseHandler({
-    store,
-    spaces: { web: { ttlMs: 600, skewMs: 100 } },
-    authorize: () => true,
-    maxIds: 1000,
-  });
+/** `rounds` ids requests of `count` IDs of the space "web" to `h`: each answered 200 with
+ * `count` decimal IDs. Returns them all. */
+async function takeIds(h, rounds, count) {
   const all = [];
-  for (let i = 0; i < 5; i++) {
-    const r = await post(h, "ids", { space: "web", count: 1000 });
-    assert.equal(r.status, 200);
-    assert.equal(r.json.ids.length, 1000);
+  for (let i = 0; i < rounds; i++) {
+    const r = await post(h, "ids", { space: "web", count });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.ids.length, count);
     assert.ok(r.json.ids.every((id) => /^[1-9][0-9]*$/.test(id)));
     all.push(...r.json.ids);
   }
+  return all;
+}
+
+test("ids: up to maxIds decimal IDs per request from the handler's own lease, renewed lazily, reacquired when lost", async () => {
+  const { h, store } = handler({ store: memoryStore(), spaces: { web: { ttlMs: 600, skewMs: 100 } }, maxIds: 1000 });
+  const all = await takeIds(h, 5, 1000);
   assert.equal(new Set(all).size, all.length, "no ID twice");
   assert.equal(store.calls.filter(([c]) => c === "acquire").length, 1, "one lease for every request");
   assert.equal(store.calls.filter(([c]) => c === "renew").length, 0, "not renewed before a third of the TTL");
@@ -344,20 +337,12 @@ test("ids in a new space: a request that reaches the fence renews and goes on; o
   // A new space's first lease is fenced a TTL ahead of the store's clock and gets ID time
   // only as renewals move its fence (here 10 ms, about 40,000 IDs, per store call), far
   // sooner than the handler's renewal every TTL / 3 (20 s) would.
-  const store = memoryStore({ step: 10 });
-  const h = leaseHandler({
-    store,
+  const { h, store } = handler({
+    store: memoryStore({ step: 10 }),
     spaces: { web: { ttlMs: 60_000, skewMs: 0 } },
-    authorize: () => true,
     maxIds: 30_000,
   });
-  const all = [];
-  for (let i = 0; i < 10; i++) {
-    const r = await post(h, "ids", { space: "web", count: 30_000 });
-    assert.equal(r.status, 200, JSON.stringify(r.json));
-    all.push(...r.json.ids);
-  }
-  assert.equal(all.length, 300_000);
+  const all = await takeIds(h, 10, 30_000);
   assert.equal(new Set(all).size, all.length, "no ID twice");
   const renewals = store.calls.filter(([c]) => c === "renew").length;
   assert.ok(renewals >= 7 && renewals <= 11, `one renewal to become usable, then one per request at most: ${renewals}`);

@@ -17,12 +17,7 @@ fn edge_dir() -> PathBuf {
 /// (Miniflare and the package).
 fn setup() -> Result {
     crate::npm::build()?;
-    let link = edge_dir().join("node_modules");
-    if std::fs::symlink_metadata(&link).is_err() {
-        std::os::unix::fs::symlink("../js/node_modules", &link)
-            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-    }
-    Ok(())
+    crate::npm::link_test_modules(&edge_dir())
 }
 
 /// The Workers rows of `cargo xtask bench` (`tests/edge/bench.mjs`).

@@ -38,12 +38,7 @@ fn setup() -> Result {
     ])?;
     crate::npm::build()?;
     // The fleet tests import the package and the Redis clients from tests/js.
-    let link = fleet_dir().join("node_modules");
-    if std::fs::symlink_metadata(&link).is_err() {
-        std::os::unix::fs::symlink("../js/node_modules", &link)
-            .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-    }
-    Ok(())
+    crate::npm::link_test_modules(&fleet_dir())
 }
 
 /// `cargo xtask test fleet`: the Rust crate's tests, the Node tests, then the chaos runs.

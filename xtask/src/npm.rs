@@ -136,9 +136,19 @@ fn ensure_node_modules() -> Result {
 /// Links wasm/pkg as `dir/node_modules/snowdrift`, so code there imports the package by
 /// its name, through its `exports`.
 fn link_package(dir: &Path) -> Result {
-    let link = dir.join("node_modules/snowdrift");
-    if fs::symlink_metadata(&link).is_err() {
-        std::os::unix::fs::symlink(pkg_dir(), &link)
+    symlink(&pkg_dir(), &dir.join("node_modules/snowdrift"))
+}
+
+/// Links `dir/node_modules` to `tests/js/node_modules` (the package, Miniflare, the Redis
+/// and PostgreSQL clients), for a test folder beside `tests/js`.
+pub fn link_test_modules(dir: &Path) -> Result {
+    symlink(Path::new("../js/node_modules"), &dir.join("node_modules"))
+}
+
+/// Makes `link` a symbolic link to `target`, unless something is there already.
+fn symlink(target: &Path, link: &Path) -> Result {
+    if fs::symlink_metadata(link).is_err() {
+        std::os::unix::fs::symlink(target, link)
             .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
     }
     Ok(())

@@ -56,45 +56,26 @@ pub fn build() -> Result {
         args.extend(extra.iter().map(|s| s.to_string()));
         Ok(args)
     };
-    // `snowdrift/browser` is found in xtask/js/node_modules, where the package is linked.
-    let js = esbuild_args(
-        "src/app.js",
-        "app.js",
-        &[
+    // The page's script, then the two modules app.js imports only when used: the lease
+    // client (`snowdrift/browser-lease` with its own copy of the API) when a lease URL is
+    // set, the sealed-ID module when a sealed ID is opened. `snowdrift/browser` is found
+    // in xtask/js/node_modules, where the package is linked.
+    let scripts: [(&str, &[&str]); 3] = [
+        ("app", &["--external:./lease.js", "--external:./seal.js"]),
+        ("lease", &[]),
+        ("seal", &[]),
+    ];
+    for (name, externals) in scripts {
+        let mut flags = vec![
             "--bundle",
             "--format=esm",
             "--platform=browser",
             "--target=es2022",
-            "--external:./lease.js",
-            "--external:./seal.js",
-        ],
-    )?;
-    run_esbuild(&esbuild, &js, &[("NODE_PATH", path_str(&node_path)?)])?;
-    // The lease client (`snowdrift/browser-lease` with its own copy of the API), its own
-    // script: app.js imports it only when a lease URL is set.
-    let lease = esbuild_args(
-        "src/lease.js",
-        "lease.js",
-        &[
-            "--bundle",
-            "--format=esm",
-            "--platform=browser",
-            "--target=es2022",
-        ],
-    )?;
-    run_esbuild(&esbuild, &lease, &[("NODE_PATH", path_str(&node_path)?)])?;
-    // The sealed-ID module, apart: app.js imports it only when a sealed ID is opened.
-    let seal = esbuild_args(
-        "src/seal.js",
-        "seal.js",
-        &[
-            "--bundle",
-            "--format=esm",
-            "--platform=browser",
-            "--target=es2022",
-        ],
-    )?;
-    run_esbuild(&esbuild, &seal, &[("NODE_PATH", path_str(&node_path)?)])?;
+        ];
+        flags.extend_from_slice(externals);
+        let args = esbuild_args(&format!("src/{name}.js"), &format!("{name}.js"), &flags)?;
+        run_esbuild(&esbuild, &args, &[("NODE_PATH", path_str(&node_path)?)])?;
+    }
     copy(&pkg_dir().join("seal.wasm"), &dist.join("seal.wasm"))?;
     run_esbuild(&esbuild, &esbuild_args("style.css", "style.css", &[])?, &[])?;
     copy(&www.join("index.html"), &dist.join("index.html"))?;
