@@ -392,6 +392,60 @@ leaseTest(
 );
 
 leaseTest(
+  "a tab keeps its window ahead of the clock: with IndexedDB slowed to 60 ms a transaction, a call just past the stored window, after a pause with no IDs, issues at once",
+  async (newContext) => {
+    const page = await leasePage(await newContext());
+    await page.evaluate(() => {
+      // A slow disk: every IndexedDB transaction confirms 60 ms late.
+      const { get, set } = Object.getOwnPropertyDescriptor(IDBTransaction.prototype, "oncomplete");
+      Object.defineProperty(IDBTransaction.prototype, "oncomplete", {
+        get,
+        set(f) {
+          set.call(this, f && ((e) => setTimeout(() => f.call(this, e), 60)));
+        },
+      });
+    });
+    assert.equal((await open(page, "web", { reserveMs: 500 })).error, undefined);
+    const calls = await page.evaluate(async () => {
+      // The end of the window the origin's tabs have stored (`reserved`), read apart.
+      const stored = () =>
+        new Promise((ok, fail) => {
+          const r = indexedDB.open("snowdrift-lease", 1);
+          r.onerror = () => fail(r.error);
+          r.onsuccess = () => {
+            const all = r.result.transaction("leases").objectStore("leases").getAll();
+            all.onerror = () => fail(all.error);
+            all.onsuccess = () => {
+              r.result.close();
+              ok(Math.max(...all.result.map((l) => l.reserved)));
+            };
+          };
+        });
+      const out = [];
+      for (let i = 0; i < 5; i++) {
+        // Two reservations with no calls: only the timer renews.
+        await new Promise((r) => setTimeout(r, 1100));
+        const hi = await stored();
+        await new Promise((r) => setTimeout(r, Math.max(0, hi + 20 - Date.now())));
+        try {
+          out.push({ at: Date.now() - hi, ids: Array.from(gen.nextBatch(10), String) });
+        } catch (e) {
+          out.push({ at: Date.now() - hi, error: e.message });
+        }
+      }
+      return out;
+    });
+    for (const [i, call] of calls.entries()) {
+      assert.equal(call.error, undefined, `call ${i}, ${call.at} ms past the window read before it: ${call.error}`);
+    }
+    assertIncreasing(
+      calls.flatMap((c) => c.ids.map(BigInt)),
+      "the calls' IDs",
+    );
+  },
+);
+
+leaseTest(
   "the page leases from a URL set in its settings (off by default, its lease client loaded only then)",
   async (newContext) => {
     const context = await newContext();

@@ -183,15 +183,15 @@ export class LeasedSnowdrift {
   async _start() {
     await this.#reserve(0, true);
     const half = Math.floor(this.#s.reserveMs / 2);
-    // Keep the window ahead of the clock between calls, and renew when due.
-    this.#timer = setInterval(
-      () => {
-        const now = clockMs();
-        const due = now - this.#lease.renewedAt >= this.#lease.ttlMs / 3 && now - this.#triedAt >= RETRY_MS;
-        if (now + half >= this.#window.hi || due) this.#ahead(0);
-      },
-      Math.max(half, 50),
-    );
+    const every = Math.max(half, 50);
+    // Keep the window ahead of the clock between calls, and renew when due. A check
+    // reserves if less than half the window would be left at the next one, so the next
+    // window always has at least that half to be stored, whenever the timer fires.
+    this.#timer = setInterval(() => {
+      const now = clockMs();
+      const due = now - this.#lease.renewedAt >= this.#lease.ttlMs / 3 && now - this.#triedAt >= RETRY_MS;
+      if (now + every + half >= this.#window.hi || due) this.#ahead(0);
+    }, every);
     this.#onOnline = () => this.#ahead(0, true);
     globalThis.addEventListener?.("online", this.#onOnline);
   }

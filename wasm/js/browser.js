@@ -493,14 +493,14 @@ export class BrowserSnowdrift {
     this.#reserved(state.until);
     if (!state.storage.window) {
       // A write takes a turn of the event loop, so a worker renews ahead of the clock, not
-      // only ahead of its IDs: a call after a pause then finds its time reserved.
+      // only ahead of its IDs: a call after a pause then finds its time reserved. Each
+      // check renews if less than half the reservation would be left at the next one, so
+      // a write always has at least that half to land, whenever the timer fires.
       const half = Math.floor(state.reserveMs / 2);
-      this.#timer = setInterval(
-        () => {
-          if (clockMs() + half >= this.#until) this.#renew(0);
-        },
-        Math.max(half, 50),
-      );
+      const every = Math.max(half, 50);
+      this.#timer = setInterval(() => {
+        if (clockMs() + every + half >= this.#until) this.#renew(0);
+      }, every);
     }
   }
 

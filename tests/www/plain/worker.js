@@ -4,7 +4,9 @@
 // imported after that wrapper is in place, since the package takes Date.now once when it
 // loads. Each port gets { loaded: true } once the package has loaded (messages that
 // arrive during a module's top-level await would be lost, so the handlers are set first).
-// Messages: { withoutIndexedDB: true } hides IndexedDB; { offset: ms } moves the clock; { open: options } answers { node, storage };
+// Messages: { withoutIndexedDB: true } hides IndexedDB; { slowWrites: ms } makes every
+// IndexedDB write confirm `ms` later (a slow disk); { offset: ms } moves the clock;
+// { open: options } answers { node, storage };
 // { batch: n } answers { ids: [decimal strings] }; { ready: true } answers once no
 // reservation write is pending; a failure answers { error }.
 const realNow = Date.now;
@@ -21,6 +23,15 @@ function serve(port) {
       if (data.withoutIndexedDB) {
         Object.defineProperty(self, "indexedDB", { value: undefined });
         post({ withoutIndexedDB: true });
+      } else if (data.slowWrites) {
+        const { get, set } = Object.getOwnPropertyDescriptor(IDBTransaction.prototype, "oncomplete");
+        Object.defineProperty(IDBTransaction.prototype, "oncomplete", {
+          get,
+          set(f) {
+            set.call(this, f && ((e) => setTimeout(() => f.call(this, e), data.slowWrites)));
+          },
+        });
+        post({ slowWrites: data.slowWrites });
       } else if (data.offset !== undefined) {
         self.clockOffset = data.offset;
         post({ offset: data.offset });
