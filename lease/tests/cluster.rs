@@ -15,12 +15,14 @@ fn leases_on_a_cluster() {
     let client = ClusterClient::new(cluster.urls()).expect("cluster client");
 
     // Acquire, renew across two TTLs, release.
-    let space = Space::new("cluster:one", layout(3)).ttl_ms(400).skew_ms(50);
+    let space = Space::new("cluster:one", layout(3))
+        .ttl_ms(1_000)
+        .skew_ms(100);
     let lease = Lease::acquire(&client, &space).expect("acquire");
     let first_until = lease.until_ms();
-    sleep(Duration::from_millis(900));
+    sleep(Duration::from_millis(2_200));
     assert!(lease.is_live());
-    assert!(lease.until_ms() > first_until + 400);
+    assert!(lease.until_ms() > first_until + 1_000);
     lease.generator().next().expect("id");
     lease.release().expect("release");
 
@@ -45,15 +47,15 @@ fn leases_on_a_cluster() {
             .expect("runtime");
         runtime.block_on(async {
             let space = Space::new("cluster:async", layout(3))
-                .ttl_ms(400)
-                .skew_ms(50);
+                .ttl_ms(1_000)
+                .skew_ms(100);
             let lease = Lease::acquire_async(&client, &space)
                 .await
                 .expect("acquire_async");
             let first_until = lease.until_ms();
-            tokio::time::sleep(Duration::from_millis(900)).await;
+            tokio::time::sleep(Duration::from_millis(2_200)).await;
             assert!(lease.is_live());
-            assert!(lease.until_ms() > first_until + 400);
+            assert!(lease.until_ms() > first_until + 1_000);
             lease.generator().next().expect("id");
             lease.release_async().await.expect("release");
         });

@@ -7,7 +7,7 @@ mod common;
 mod pg;
 
 use common::layout;
-use common::scenarios::{self, take};
+use common::scenarios::{self, acquire_within, take};
 use pg::Pg;
 use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State};
 use std::collections::HashSet;
@@ -25,20 +25,6 @@ fn server() -> (Pg, Postgres) {
     store.setup().expect("setup");
     store.setup().expect("setup again");
     (pg, store)
-}
-
-/// Acquires, retrying while every id is leased, for at most `limit`.
-fn acquire_within(store: &Postgres, space: &Space, limit: Duration) -> Lease {
-    let start = Instant::now();
-    loop {
-        match Lease::acquire(store, space) {
-            Ok(lease) => return lease,
-            Err(Error::AllLeased { .. }) if start.elapsed() < limit => {
-                sleep(Duration::from_millis(10))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
 }
 
 #[test]

@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 async fn the_heartbeat_task_keeps_the_lease_alive_past_two_ttls() {
     let server = Server::start();
     let client = server.client();
-    let ttl = 400;
-    let space = Space::new("tokio:alive", layout(2)).ttl_ms(ttl).skew_ms(50);
+    let ttl = 1_000;
+    let space = Space::new("tokio:alive", layout(2))
+        .ttl_ms(ttl)
+        .skew_ms(100);
     let lease = Lease::acquire_async(&client, &space)
         .await
         .expect("acquire_async");

@@ -405,7 +405,7 @@ leaseTest(
         },
       });
     });
-    assert.equal((await open(page, "web", { reserveMs: 500 })).error, undefined);
+    assert.equal((await open(page, "web", { reserveMs: 1000 })).error, undefined);
     const calls = await page.evaluate(async () => {
       // The end of the window the origin's tabs have stored (`reserved`), read apart.
       const stored = () =>
@@ -422,9 +422,9 @@ leaseTest(
           };
         });
       const out = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 4; i++) {
         // Two reservations with no calls: only the timer renews.
-        await new Promise((r) => setTimeout(r, 1100));
+        await new Promise((r) => setTimeout(r, 2100));
         const hi = await stored();
         await new Promise((r) => setTimeout(r, Math.max(0, hi + 20 - Date.now())));
         try {
