@@ -7,17 +7,29 @@ use common::{Server, layout};
 use snowdrift_lease::{Lease, Space, State};
 use std::time::{Duration, Instant};
 
+/// A space of `node_bits` with `ttl_ms` and `skew_ms`, and a lease of it from `client`.
+async fn leased(
+    client: &redis::Client,
+    key: &str,
+    node_bits: u32,
+    ttl_ms: u64,
+    skew_ms: u64,
+) -> (Space, Lease) {
+    let space = Space::new(key, layout(node_bits))
+        .ttl_ms(ttl_ms)
+        .skew_ms(skew_ms);
+    let lease = Lease::acquire_async(client, &space)
+        .await
+        .expect("acquire_async");
+    (space, lease)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_task_keeps_the_lease_alive_past_two_ttls() {
     let server = Server::start();
     let client = server.client();
     let ttl = 1_000;
-    let space = Space::new("tokio:alive", layout(2))
-        .ttl_ms(ttl)
-        .skew_ms(100);
-    let lease = Lease::acquire_async(&client, &space)
-        .await
-        .expect("acquire_async");
+    let (space, lease) = leased(&client, "tokio:alive", 2, ttl, 100).await;
     let first_until = lease.until_ms();
     let mut ids = Vec::new();
     let start = Instant::now();
@@ -49,12 +61,7 @@ async fn the_heartbeat_task_keeps_the_lease_alive_past_two_ttls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_task_renews_a_new_space_s_first_lease_early_near_its_fence() {
     let server = Server::start();
-    let space = Space::new("tokio:ahead", layout(3))
-        .ttl_ms(30_000)
-        .skew_ms(100);
-    let lease = Lease::acquire_async(&server.client(), &space)
-        .await
-        .expect("acquire_async");
+    let (_, lease) = leased(&server.client(), "tokio:ahead", 3, 30_000, 100).await;
     let lease = tokio::task::spawn_blocking(move || {
         assert_eq!(
             common::scenarios::take_through_fence(&lease, 2_000_000),
@@ -70,12 +77,7 @@ async fn the_heartbeat_task_renews_a_new_space_s_first_lease_early_near_its_fenc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_task_lapses_when_redis_is_gone() {
     let mut server = Server::start();
-    let space = Space::new("tokio:lapse", layout(2))
-        .ttl_ms(2_000)
-        .skew_ms(500);
-    let lease = Lease::acquire_async(&server.client(), &space)
-        .await
-        .expect("acquire_async");
+    let (_, lease) = leased(&server.client(), "tokio:lapse", 2, 2_000, 500).await;
     server.kill();
     let start = Instant::now();
     while lease.is_live() && start.elapsed() < Duration::from_secs(4) {
