@@ -412,6 +412,57 @@ describe("clock policies, driven by a custom clock", () => {
   });
 });
 
+describe("a batch that fails changes nothing", () => {
+  const T0 = 1_750_000_000_000;
+  const layout = { timeBits: 41, nodeBits: 10, sequenceBits: 4, epochMs: 1_735_689_600_000 }; // 16 per ms
+
+  /** Two generators in the same state: `probe` fails a batch, `twin` does not try it. */
+  function twins(options, prepare) {
+    const [probe, twin] = [0, 1].map(() => new Snowdrift({ layout, node: 3, ...options }));
+    for (const g of [probe, twin]) prepare(g);
+    return [probe, twin];
+  }
+
+  test("past the fence, across many buffer chunks: issuedThroughMs and the next IDs are as if it never ran", () => {
+    // The fence 2 s ahead: 32,000 IDs fit; 300,000 do not.
+    const clock = () => T0;
+    const [probe, twin] = twins({ clock, maxAheadMs: 10_000 }, (g) => {
+      g.setFenceMs(T0 + 2_000);
+      g.nextBatch(5);
+    });
+    const before = probe.issuedThroughMs;
+    assert.throws(() => probe.nextBatch(300_000), { message: /is not before the fence at 1750000002000 ms$/ });
+    assert.equal(probe.issuedThroughMs, before);
+    assert.deepEqual(probe.nextBatch(10), twin.nextBatch(10));
+    assert.equal(probe.nextBatch(20_000).length, 20_000);
+    assert.deepEqual(probe.next(), twin.nextBatch(20_001)[20_000]);
+  });
+
+  test("past the fence within one chunk (a batch over a few ticks)", () => {
+    const clock = () => T0;
+    const [probe, twin] = twins({ clock }, (g) => g.setFenceMs(T0 + 2));
+    assert.throws(() => probe.nextBatch(40), { message: /is not before the fence/ });
+    assert.equal(probe.issuedThroughMs, twin.issuedThroughMs);
+    assert.deepEqual(probe.nextBatch(32), twin.nextBatch(32));
+  });
+
+  test('under "fail", a clock step back between chunks', () => {
+    let now = T0;
+    let reads = 0;
+    // A clock that goes 5 s back after its first reads: the batch's later chunks see it.
+    const clock = () => (reads++ > 3 ? now - 5_000 : now);
+    const probe = new Snowdrift({ layout: "default", node: 3, onClockBackwards: "fail", clock });
+    probe.next();
+    const before = probe.issuedThroughMs;
+    assert.throws(() => probe.nextBatch(50_000), { message: /clock moved backwards/ });
+    assert.equal(probe.issuedThroughMs, before);
+    reads = 0;
+    now += 1;
+    const after = probe.nextBatch(3);
+    assert.equal(decode(after[0]).timeMs, T0 + 1, "the batch starts at the clock, not past the failed batch's ticks");
+  });
+});
+
 describe("bad input: TypeError for wrong types, RangeError for bad values, state unchanged", () => {
   const ctor = [
     [{ node: 1024 }, RangeError, "1024", "0..=1023"],

@@ -116,22 +116,75 @@ test("errors name the value and what is allowed, and never show the key", () => 
   assert.throws(() => wide.seal(1n), /this sealer was freed/);
 });
 
-test("at most 64 sealers at once, and a freed one makes room", () => {
-  // Sealers of earlier tests not yet collected hold slots too: fill what is left.
-  const many = [];
-  let error;
-  for (let i = 0; i <= 64 && !error; i++) {
-    try {
-      many.push(new Sealer("00".repeat(16)));
-    } catch (e) {
-      error = e;
+test("sealers dropped without free() never run out: a sealer per call, 1,500 times, with distinct and equal keys", () => {
+  const id = 1541815603606036480n;
+  const expected = new Map();
+  for (let i = 0; i < 1500; i++) {
+    // Half the keys repeat (a server making a sealer per request), half are new.
+    const key = (i % 2 === 0 ? i : 1).toString(16).padStart(64, "0");
+    const sealed = new Sealer(key, { layout: "twitter" }).seal(id);
+    if (!expected.has(key)) expected.set(key, sealed);
+    assert.equal(sealed, expected.get(key), `sealer ${i} sealed with another key`);
+  }
+});
+
+test("sealers of one key share their work but not their lifetime: free() of one leaves the others working", () => {
+  const key = "11".repeat(16);
+  const a = new Sealer(key, { tweak: "01" });
+  const b = new Sealer(key, { tweak: "01" });
+  const other = new Sealer(key, { tweak: "02" });
+  const wide = new Sealer(key, { tweak: "01", layout: "discord" });
+  const sealed = a.seal(5n);
+  a.free();
+  a.free(); // twice changes nothing
+  assert.throws(() => a.seal(5n), /this sealer was freed/);
+  assert.equal(b.seal(5n), sealed);
+  assert.notEqual(other.seal(5n), sealed);
+  assert.equal(wide.bits, 64);
+  assert.equal(b.bits, 63);
+  for (const s of [b, other, wide]) s.free();
+  assert.equal(new Sealer(key, { tweak: "01" }).seal(5n), sealed);
+});
+
+test("key and tweak take up to 1,024 bytes with the preset's name: a 992-byte tweak with a 32-byte key and a custom layout", () => {
+  const key = "22".repeat(32);
+  const custom = { fitsI64: true };
+  const long = new Sealer(key, { layout: custom, tweak: "ab".repeat(992) });
+  assert.equal(long.open(long.seal(77n)), 77n);
+  long.free();
+  assert.throws(() => new Sealer(key, { layout: custom, tweak: "ab".repeat(993) }), {
+    name: "RangeError",
+    message: "key and tweak of 1025 bytes (max 1024)",
+  });
+  assert.throws(() => new Sealer(key, { layout: "twitter", tweak: "ab".repeat(986) }), {
+    name: "RangeError",
+    message: "key and tweak of 1018 bytes (max 1017)",
+  });
+});
+
+test("a key or tweak of the wrong type is refused without showing it", () => {
+  const secret = [0x5e, 0xc7, 0x37, 0x42, 0x99, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb];
+  for (const [value, kind] of [
+    [secret, "an array of 16 items"],
+    [123456789, "a number"],
+    [123456789n, "a bigint"],
+    [{ key: "00".repeat(16) }, "an object"],
+    [null, "null"],
+    [true, "a boolean"],
+  ]) {
+    for (const make of [(v) => new Sealer(v), (v) => new Sealer("00".repeat(16), { tweak: v })]) {
+      assert.throws(
+        () => make(value),
+        (e) => {
+          assert.equal(e.name, "TypeError");
+          assert.match(e.message, new RegExp(`^(key|tweak) must be a Uint8Array or a hex string, got ${kind}$`));
+          for (const shown of ["94", "5e", "123456789", "00000", "true"])
+            assert.ok(!e.message.includes(shown), e.message);
+          return true;
+        },
+      );
     }
   }
-  assert.ok(many.length > 0 && many.length <= 64);
-  assert.match(error.message, /^64 sealers exist \(max 64\): reuse one, or free\(\) those no longer used$/);
-  many[0].free();
-  many[0] = new Sealer("00".repeat(16));
-  for (const s of many) s.free();
 });
 
 test("require() and import give the same class", () => {
@@ -172,6 +225,22 @@ test("the command seals and opens with a key file, raw or in hex", () => {
     const bad = run("seal", "1");
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /seal and open need --key-file FILE/);
+    // Text that is not a whole hex key is refused, never read as a raw key: 31 digits and a
+    // newline are 32 bytes, the size of a raw AES-256 key.
+    const digits = "0123456789abcdef".repeat(4);
+    for (const [text, message] of [
+      [`${digits.slice(0, 31)}\n`, /holds 31 hex digits: a hex key has 32, 48 or 64/],
+      [digits.slice(0, 16), /holds 16 hex digits: a hex key has 32, 48 or 64/],
+      [`${digits.slice(0, 63)}g`, /holds text that is not a key in hex/],
+      ["correct horse battery staple!!!\n", /holds text that is not a key in hex/],
+    ]) {
+      const file = join(dir, "almost.hex");
+      writeFileSync(file, text);
+      const r = run("seal", c.id, "--key-file", file, "--layout", "twitter");
+      assert.equal(r.status, 2, `${JSON.stringify(text)}: ${r.stdout}`);
+      assert.match(r.stderr, message);
+      assert.ok(!r.stderr.includes(digits.slice(0, 16)), "the key file's text is not shown");
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

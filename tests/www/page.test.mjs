@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import {
   ENGINE,
@@ -133,6 +134,22 @@ pageTest(
     // The opened ID goes to the decoder.
     await page.getByTestId("seal-out").getByRole("button", { name: "Decode it" }).click();
     assert.equal(await page.getByTestId("decode-input").inputValue(), wide.id);
+    // All digits in 11 or 13 characters: base62 or base32, or decimal. The page shows both.
+    const { Sealer } = createRequire(new URL("../js/", import.meta.url))("snowdrift/seal");
+    const sealer = new Sealer(narrow.key, { layout: "twitter", tweak: narrow.tweak });
+    await page.getByTestId("seal-key").fill(narrow.key);
+    await page.getByTestId("seal-tweak").fill(narrow.tweak);
+    await page.getByTestId("seal-width").selectOption("true");
+    for (const [digits, coded] of [
+      ["12345678901", "base62"],
+      ["1234567890123", "base32"],
+    ]) {
+      await page.getByTestId("seal-input").fill(digits);
+      await page.getByTestId("seal-open").click();
+      const text = `as ${coded}, opens to ID ${sealer.openString(digits, coded)} Decode it; as decimal, opens to ID ${sealer.openString(digits, "decimal")} Decode it`;
+      await page.getByTestId("seal-out").filter({ hasText: text }).waitFor();
+    }
+    sealer.free();
     // A wrong key says what is wrong.
     await page.getByTestId("seal-key").fill("00112233");
     await page.getByTestId("seal-open").click();

@@ -30,6 +30,8 @@ import {
   gen_next,
   gen_try_next,
   gen_fill,
+  gen_save,
+  gen_restore,
   gen_fact,
   gen_set_fence,
   objectid_generate,
@@ -426,9 +428,17 @@ function build(module) {
       n = intArg("n", n, 1, MAX_BATCH);
       const out = new BigUint64Array(n);
       const at = (io + IO_BATCH) >> 3;
+      // A batch that fails changes nothing: a failing chunk puts its generator back, and
+      // one after the first puts back the state from before the batch.
+      const chunked = n > BATCH_CAP;
+      if (chunked) gen_save(this.#gen);
       for (let done = 0; done < n; ) {
         const k = Math.min(n - done, BATCH_CAP);
-        if (gen_fill(this.#gen, k) < 0) throw takeError();
+        if (gen_fill(this.#gen, k) < 0) {
+          const error = takeError();
+          if (chunked) gen_restore(this.#gen);
+          throw error;
+        }
         out.set(u64.subarray(at, at + k), done);
         done += k;
       }

@@ -26,7 +26,7 @@ const DATA = 200;
 const DATA_CAP = 1024;
 const MAX_ID = 0xffffffffffffffffn;
 const FORMS = ["decimal", "hex", "base32", "base62"];
-const FREED = 0xffffffff; // no slot: the module answers "this sealer was freed"
+const FREED = 0xffffffff; // no entry: the module answers "this sealer was freed"
 
 let made;
 export function createSeal(module) {
@@ -66,8 +66,16 @@ function build(module) {
     }
     if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
     if (v instanceof ArrayBuffer) return new Uint8Array(v);
-    // Never the value itself in the message: it may be a key.
-    throw wrongType(what, "a Uint8Array or a hex string", typeof v === "object" ? v : "(not shown)");
+    // Only its kind: the value may be a key.
+    throw new TypeError(`${what} must be a Uint8Array or a hex string, got ${kindOf(v)}`);
+  }
+
+  /** What `v` is, without any of its contents. */
+  function kindOf(v) {
+    if (v === null || v === undefined) return String(v);
+    if (Array.isArray(v)) return `an array of ${v.length} items`;
+    const type = typeof v;
+    return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
   }
 
   function idArg(what, v) {
@@ -80,11 +88,11 @@ function build(module) {
 
   const formCode = (form) => FORMS.indexOf(oneOf("form", form, FORMS));
 
-  // Slots of sealers nobody can reach any more go back to the module.
+  // Sealers nobody can reach any more let go of their entries in the module.
   const registry = typeof FinalizationRegistry === "function" ? new FinalizationRegistry(sealer_free) : undefined;
 
   class Sealer {
-    #slot;
+    #entry;
     /**
      * @param key 16, 24 or 32 secret bytes (AES-128, -192, -256), or their hex.
      * @param opts `layout`: a preset name (default "default") or `{ fitsI64 }` (what
@@ -117,31 +125,32 @@ function build(module) {
       encoder.encodeInto(name, data.subarray(io + DATA));
       data.set(keyBytes, io + DATA + name.length);
       data.set(tweak, io + DATA + name.length + keyBytes.length);
-      const slot = sealer_new(name.length, keyBytes.length, tweak.length, wide);
-      data.fill(0, io + DATA, io + DATA + total); // no copy of the key stays here
-      if (slot < 0) throw new RangeError(lastError());
-      this.#slot = slot;
-      registry?.register(this, slot, this);
+      const entry = sealer_new(name.length, keyBytes.length, tweak.length, wide);
+      // No copy of the key stays here (through a fresh view: the call may have grown memory).
+      bytes().fill(0, io + DATA, io + DATA + total);
+      if (entry < 0) throw new RangeError(lastError());
+      this.#entry = entry;
+      registry?.register(this, entry, this);
     }
 
     /** The width of the ID space: 63 (IDs that fit a signed 64-bit integer) or 64. */
     get bits() {
-      return sealer_bits(this.#slot);
+      return sealer_bits(this.#entry);
     }
 
     /** The sealed form of `id` (a bigint in the ID space). */
     seal(id) {
-      return idOut(seal(this.#slot, idArg("id", id)), "seal", id);
+      return idOut(seal(this.#entry, idArg("id", id)), "seal", id);
     }
 
     /** The ID `sealed` opens to. Any value of the space opens to some ID: look it up. */
     open(sealed) {
-      return idOut(open(this.#slot, idArg("sealed id", sealed)), "open", sealed);
+      return idOut(open(this.#entry, idArg("sealed id", sealed)), "open", sealed);
     }
 
     /** The sealed form of `id` as text (`"base62"`: 11 characters, the default). */
     sealString(id, form = "base62") {
-      const n = seal_text(this.#slot, idArg("id", id), formCode(form));
+      const n = seal_text(this.#entry, idArg("id", id), formCode(form));
       if (n === 0) throw new RangeError(`cannot seal ${describe(id)}: ${lastError()}`);
       return dataOut(n);
     }
@@ -152,19 +161,20 @@ function build(module) {
       const code = formCode(form);
       if (text.length > 64) throw new RangeError(`sealed id of ${text.length} characters is not a ${form} id`);
       const { written } = encoder.encodeInto(text, bytes().subarray(io + DATA, io + DATA + 256));
-      const r = open_text(this.#slot, written, code);
+      const r = open_text(this.#entry, written, code);
       if (r === -1n && errLen() !== 0) {
         throw new RangeError(`cannot open ${form} id ${describe(text)}: ${lastError()}`);
       }
       return BigInt.asUintN(64, r);
     }
 
-    /** Frees the sealer's slot now (64 sealers can exist at once); it cannot be used after. */
+    /** Lets go of the sealer's memory now (shared with live sealers of the same key, tweak
+     * and width, which go on working); it cannot be used after. */
     free() {
-      if (this.#slot === FREED) return;
+      if (this.#entry === FREED) return;
       registry?.unregister(this);
-      sealer_free(this.#slot);
-      this.#slot = FREED;
+      sealer_free(this.#entry);
+      this.#entry = FREED;
     }
   }
   return { Sealer };

@@ -32,6 +32,7 @@ export class Sealer {
   sealString(id: bigint, form?: SealedForm): string;
   /** The ID a sealed ID in text form opens to (default `"base62"`). */
   openString(text: string, form?: SealedForm): bigint;
-  /** Frees the sealer now (at most 64 exist at once; unreachable ones are freed by GC). */
+  /** Lets go of the sealer's memory now (shared with live sealers of the same key, tweak
+   * and width, which go on working); unreachable sealers let go of it when collected. */
   free(): void;
 }

@@ -161,7 +161,9 @@ pub unsafe fn gen_try_next(generator: *mut Gen) -> i64 {
 }
 
 /// Writes `n` (at most the batch buffer's 4,096) increasing IDs into the batch buffer.
-/// Returns `n`, or -1 with the error recorded.
+/// Returns `n`, or -1 with the error recorded and the generator as it was before the
+/// call (a chunk can span ticks, and a later tick can fail: the IDs of the earlier ones
+/// never reach JS, so taking them back repeats nothing).
 ///
 /// # Safety
 /// `generator` is a live generator from `gen_new`.
@@ -172,6 +174,7 @@ pub unsafe fn gen_fill(generator: *mut Gen, n: u32) -> i32 {
     }
     // SAFETY: the caller's contract.
     let generator = &mut unsafe { &mut *generator }.generator;
+    let before = Saved::of(generator);
     let n = (n as usize).min(BATCH_CAP);
     let mut done = 0;
     while done < n {
@@ -183,12 +186,65 @@ pub unsafe fn gen_fill(generator: *mut Gen, n: u32) -> i32 {
                 None => break,
             },
             Err(e) => {
+                before.restore(generator);
                 fail_gen(e);
                 return -1;
             }
         }
     }
     done as i32
+}
+
+/// A generator's state, kept to be put back: a batch that fails changes nothing.
+/// `Generator` is plain data (numbers and a clock tag, no `Drop`), and its IDs issued
+/// since the copy never left the call (or, with `gen_save`, the JS call), so writing the
+/// copy back is as if those calls had not run.
+struct Saved(core::mem::MaybeUninit<Generator<JsClock>>);
+
+impl Saved {
+    fn of(generator: &Generator<JsClock>) -> Saved {
+        let mut saved = core::mem::MaybeUninit::uninit();
+        // SAFETY: a byte copy of a live value into space of its own type; the copy is
+        // never used as a second generator, only written back in place of the first.
+        unsafe { core::ptr::copy_nonoverlapping(generator, saved.as_mut_ptr(), 1) };
+        Saved(saved)
+    }
+
+    fn restore(&self, generator: &mut Generator<JsClock>) {
+        // SAFETY: `self` holds a byte copy of a live generator (see `of`); the value it
+        // overwrites has no `Drop` to skip.
+        unsafe { core::ptr::copy_nonoverlapping(self.0.as_ptr(), generator, 1) };
+    }
+}
+
+/// The state `gen_save` kept, for a JS call that fills in several chunks.
+struct SavedSlot(core::cell::UnsafeCell<Option<Saved>>);
+// SAFETY: a wasm module instance runs on one thread, and these exports do not re-enter.
+unsafe impl Sync for SavedSlot {}
+static SAVED: SavedSlot = SavedSlot(core::cell::UnsafeCell::new(None));
+
+/// Keeps the generator's state, for `gen_restore` if a later chunk of one JS batch fails.
+///
+/// # Safety
+/// `generator` is a live generator from `gen_new`.
+#[wasm_bindgen]
+pub unsafe fn gen_save(generator: *mut Gen) {
+    // SAFETY: the caller's contract; one thread, no re-entry.
+    unsafe { *SAVED.0.get() = Some(Saved::of(&(*generator).generator)) };
+}
+
+/// Puts back the state `gen_save` kept for this generator (its IDs since then were never
+/// handed out).
+///
+/// # Safety
+/// `generator` is the live generator last passed to `gen_save`, and no ID it issued since
+/// then has left the JS call that saved it.
+#[wasm_bindgen]
+pub unsafe fn gen_restore(generator: *mut Gen) {
+    // SAFETY: the caller's contract; one thread, no re-entry.
+    if let Some(saved) = unsafe { (*SAVED.0.get()).take() } {
+        saved.restore(unsafe { &mut (*generator).generator });
+    }
 }
 
 /// Facts about a generator: [`GEN_LAYOUT`] the address of its layout (for `decode`),

@@ -666,9 +666,13 @@ for (const fits of [true, false]) {
   const names = PRESETS.filter((k) => layoutInfo(presetLayout(k)).fitsI64 === fits).map((k) => namesOf(k).title);
   seal.width.add(new Option(`${fits ? 63 : 64} bits: ${names.join(", ")}`, String(fits)));
 }
-/** The text form of a sealed ID, told by its length. */
-const sealedForm = (t) =>
-  /^\d{1,10}$|^\d{12}$|^\d{14,20}$/.test(t) ? "decimal" : t.length === 13 ? "base32" : "base62";
+/** The text forms a sealed ID may be in, told by its length: all digits in 11 or 13
+ * characters may be decimal or base62 / base32, so both are tried and shown. */
+function sealedForms(t) {
+  const coded = t.length === 13 ? "base32" : "base62";
+  if (/^\d+$/.test(t)) return t.length === 11 || t.length === 13 ? [coded, "decimal"] : ["decimal"];
+  return [coded];
+}
 seal.form.addEventListener("submit", async (event) => {
   event.preventDefault();
   seal.out.replaceChildren();
@@ -680,16 +684,29 @@ seal.form.addEventListener("submit", async (event) => {
       tweak: seal.tweak.value.trim(),
     });
     try {
-      const id = sealer.openString(text, sealedForm(text));
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = "Decode it";
-      button.addEventListener("click", () => {
-        ui.input.value = String(id);
-        showDecoded();
-        ui.input.focus();
+      const forms = sealedForms(text);
+      const opened = [];
+      let error;
+      for (const form of forms) {
+        try {
+          opened.push([form, sealer.openString(text, form)]);
+        } catch (e) {
+          error ??= e;
+        }
+      }
+      if (opened.length === 0) throw error;
+      opened.forEach(([form, id], i) => {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = "Decode it";
+        button.addEventListener("click", () => {
+          ui.input.value = String(id);
+          showDecoded();
+          ui.input.focus();
+        });
+        const as = forms.length > 1 ? `as ${form}, ` : "";
+        seal.out.append(`${i > 0 ? "; " : ""}${as}opens to ID ${id} `, button);
       });
-      seal.out.append(`opens to ID ${id} `, button);
     } finally {
       sealer.free();
     }

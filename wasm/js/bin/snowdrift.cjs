@@ -160,8 +160,21 @@ function sealerOf(flags, layout) {
   if (flags.keyFile === undefined) throw new TypeError("seal and open need --key-file FILE");
   const { Sealer } = require("../seal.cjs");
   const raw = readFileSync(flags.keyFile);
-  const text = raw.toString("latin1").trim();
-  const key = /^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{48}|[0-9a-fA-F]{64})$/.test(text) ? text : new Uint8Array(raw);
+  const text = raw.toString("latin1");
+  // A file of printable text is a key in hex or no key at all: read as raw bytes, text
+  // that is almost hex (a digit missing, a stray character) would seal with another key
+  // than the one meant. A raw 16-byte key from a random source is all printable less
+  // than once in four million.
+  let key = new Uint8Array(raw);
+  if (/^[\x20-\x7e\t\n\r]*$/.test(text)) {
+    const digits = text.trim();
+    const file = `the key file ${flags.keyFile}`;
+    if (!/^[0-9a-fA-F]*$/.test(digits)) throw new RangeError(`${file} holds text that is not a key in hex`);
+    if (![32, 48, 64].includes(digits.length)) {
+      throw new RangeError(`${file} holds ${digits.length} hex digits: a hex key has 32, 48 or 64`);
+    }
+    key = digits;
+  }
   const width = typeof layout === "object" ? { fitsI64: layoutInfo(layout).fitsI64 } : layout;
   return new Sealer(key, { layout: width, tweak: flags.tweak });
 }
