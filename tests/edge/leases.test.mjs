@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { open, workerdPids } from "./harness.mjs";
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const LAYOUT = "time 41 bits of 1 ms from 1288834974657, node 3 bits, sequence 12 bits, node above sequence";
 const TTL = 1000;
 const SKEW = 100;
@@ -152,12 +154,12 @@ test("renew moves the fence forward only", async () => {
     // A shorter TTL does not take the fence back.
     const r2 = await store.call(1, "renew", { space, node: g.node, token: req.token, ttl: 10 });
     assert.equal(r2.until, r1.until);
-    // Nor does the host's clock going back: the object's clock stays at the newest time it
-    // recorded.
+    // Nor does the host's clock going back: the object's clock never goes behind the newest
+    // time it recorded.
     await store.clock(-5000);
     const r3 = await renew();
-    assert.equal(r3.now, r2.now);
-    assert.equal(r3.until, Math.max(r1.until, r2.now + TTL));
+    assert.ok(r3.now >= r2.now, JSON.stringify({ r2, r3 }));
+    assert.equal(r3.until, Math.max(r1.until, r3.now + TTL));
     const listed = await store.call(0, "list", space);
     assert.deepEqual(listed.ids, [{ node: g.node, until: r3.until, holder: req.holder }]);
   });
@@ -324,5 +326,105 @@ test("storage wiped across a restart: holders are LOST, new grants are fenced", 
     await store.dispose();
     for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
     return open(dir);
+  });
+});
+
+test("an object whose host's clock is 10 TTLs behind goes on at the local clock's speed: renewals move fences, ended leases return", async () => {
+  const dir = tempDir();
+  const space = "ids:behind";
+  const more = { capacity: 2 };
+  const [a, b] = [ask(space, more), ask(space, more)];
+  const renewA = () => store.call(1, "renew", { space, node: a.grant.node, token: a.token, ttl: TTL });
+  let store = await open(dir);
+  try {
+    a.grant = await store.call(0, "acquire", a);
+    b.grant = await store.call(0, "acquire", b);
+    // The host's clock steps back 10 s while the object runs: each renewal still moves the
+    // fence by at least the time between them.
+    await store.clock(-10 * TTL);
+    let last = { r: await renewA(), answered: performance.now() };
+    for (let i = 0; i < 3; i++) {
+      await sleep(150);
+      const sent = performance.now();
+      const r = await renewA();
+      const gap = Math.floor(sent - last.answered);
+      assert.ok(r.until - last.r.until >= gap - 2, `the fence moved ${r.until - last.r.until} ms in ${gap} ms`);
+      last = { r, answered: performance.now() };
+    }
+  } finally {
+    await store.dispose();
+  }
+  // Restarted on a host 10 s behind: b's lease, never renewed, ends a TTL after its grant
+  // in the object's time, which goes on from the newest time recorded.
+  store = await open(dir, { offset: -10 * TTL });
+  try {
+    const c = ask(space, more);
+    let refused = 0;
+    for (let i = 0; i < 40 && c.grant === undefined; i++) {
+      try {
+        c.grant = await store.call(0, "acquire", c);
+      } catch (e) {
+        assert.equal(e.message, `LEASED all 2 node ids of '${space}' are leased`);
+        refused++;
+        await sleep(100);
+      }
+    }
+    assert.ok(c.grant !== undefined, `still LEASED after ${refused} tries over 4 s`);
+    assert.equal(c.grant.node, b.grant.node);
+    assert.ok(c.grant.notBefore >= b.grant.until - 1, JSON.stringify({ b: b.grant, c: c.grant }));
+    const r = await renewA();
+    assert.ok(r.now >= c.grant.now && r.until === r.now + TTL, JSON.stringify({ r, c: c.grant }));
+  } finally {
+    await store.dispose();
+  }
+});
+
+test("the space's row or the store's row lost alone (by hand): holders are LOST, new grants are fenced", async () => {
+  for (const table of ["snowdrift_spaces", "snowdrift_store"]) {
+    await lostStorage(async (store) => {
+      await store.call(0, "exec", "ids:wiped", `DELETE FROM ${table}`);
+    });
+  }
+});
+
+test("one lease row lost alone (by hand): its holder is LOST and its id is never granted again", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:row";
+    const more = { capacity: 2 };
+    const [a, b] = [ask(space, more), ask(space, more)];
+    a.grant = await store.call(0, "acquire", a);
+    b.grant = await store.call(0, "acquire", b);
+    await store.call(0, "exec", space, `DELETE FROM snowdrift_leases WHERE node = ${a.grant.node}`);
+    const e = await failure(store.call(1, "renew", { space, node: a.grant.node, token: a.token, ttl: TTL }));
+    assert.equal(e.message.split(" ")[0], "LOST");
+    // Every fence passed: only b's id is granted again, after its fence.
+    await store.clock(3 * TTL);
+    const c = await store.call(1, "acquire", ask(space, more));
+    assert.equal(c.node, b.grant.node);
+    assert.ok(c.notBefore >= b.grant.until - 1);
+    assert.equal((await failure(store.call(1, "acquire", ask(space, more)))).message.split(" ")[0], "LEASED");
+  });
+});
+
+test("requests replayed: an acquire sent twice grants two ids; a renewal after the release is LOST", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:replay";
+    const req = ask(space, { capacity: 2 });
+    const [g1, g2] = [await store.call(0, "acquire", req), await store.call(1, "acquire", req)];
+    assert.deepEqual([g1.node, g2.node], [0, 1], "never one id twice");
+    const listed = await store.call(0, "list", space);
+    assert.deepEqual(
+      listed.ids.map((l) => l.holder),
+      [req.holder, req.holder],
+      "the first stays leased until its TTL passes",
+    );
+    const ticket = { space, node: g1.node, token: req.token };
+    assert.equal(await store.call(0, "release", { ...ticket, issued: g1.notBefore }), true);
+    assert.equal(await store.call(1, "release", { ...ticket, issued: g1.notBefore }), false);
+    const e = await failure(store.call(0, "renew", { ...ticket, ttl: TTL }));
+    assert.equal(e.message.split(" ")[0], "LOST");
+    // The other lease of the token is untouched.
+    const r = await store.call(1, "renew", { space, node: g2.node, token: req.token, ttl: TTL });
+    assert.ok(r.until >= g2.until);
   });
 });

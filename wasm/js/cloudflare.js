@@ -13,7 +13,8 @@
 // storage could still lose by a crash or a restart of the object.
 //
 // Times are Unix ms of the object's clock: `Date.now()`, never behind the newest time the
-// storage recorded (see `clock` below and PROTOCOL.md, "Cloudflare Durable Objects").
+// storage recorded, and moving on at the local clock's speed while the host's clock is
+// behind (see `#now` below and PROTOCOL.md, "Cloudflare Durable Objects").
 // The guard against lost storage: the object's storage has an incarnation, a random
 // marker written with its tables. A space's records name the incarnation that wrote them.
 // Tables that are missing (a wiped storage, `deleteAll()`), a space of another
@@ -95,6 +96,10 @@ const reply = (code, message) => new Error(`${code} ${message}`);
 /** The leases of one space (any number of spaces works; one object per space spreads
  * the load and is what the clients do). */
 export class SnowdriftLeases extends DurableObject {
+  // The object's clock while this instance runs: a reading and the local monotonic time
+  // it was taken at (see `#now`).
+  #anchor;
+
   /** Node id `node` (the lowest never leased, else the one whose fence passed longest
    * ago) of `space` for `ttl` ms: `{node, notBefore, until, now}`. Errors: LEASED (every id
    * is leased), CONFIG (the space has other settings; the message names both). */
@@ -224,7 +229,7 @@ export class SnowdriftLeases extends DurableObject {
     return this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
       const store = this.#store();
-      const now = Math.max(Date.now(), store?.clock ?? 0);
+      const now = this.#now(store?.clock ?? 0);
       const s =
         store &&
         sql
@@ -262,11 +267,30 @@ export class SnowdriftLeases extends DurableObject {
       store = { incarnation: crypto.randomUUID(), clock: 0 };
       sql.exec("INSERT OR REPLACE INTO snowdrift_store VALUES (0, ?, 0)", store.incarnation);
     }
-    // Never behind a time this storage recorded: after a restart or a move, the host's
-    // clock may be behind the last one's.
-    const now = Math.max(Date.now(), store.clock);
+    const now = this.#now(store.clock);
     if (now > store.clock) sql.exec("UPDATE snowdrift_store SET clock = ?", now);
     return { sql, incarnation: store.incarnation, now };
+  }
+
+  /**
+   * The object's clock: never behind `recorded` (the newest time the storage recorded) nor
+   * behind the host's clock, and moving on at the speed of the local monotonic clock from
+   * its previous reading in this instance. After a restart or a move to a host whose clock
+   * is behind the last one's, it goes on from the newest time recorded at real speed,
+   * ahead of the host's clock by the difference, so fences still pass and renewals still
+   * move them; a host clock stepping forward moves it forward.
+   */
+  #now(recorded) {
+    const mono = performance.now();
+    const host = Date.now();
+    const a = this.#anchor;
+    const since = a === undefined ? -Infinity : a.at + Math.floor(mono - a.mono);
+    let now = since;
+    if (host > now || recorded > now) {
+      now = Math.max(host, recorded);
+      this.#anchor = { at: now, mono };
+    }
+    return now;
   }
 
   /** The lease row of `node` if `token` holds it, in a space of this incarnation. */
