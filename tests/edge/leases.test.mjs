@@ -428,3 +428,66 @@ test("requests replayed: an acquire sent twice grants two ids; a renewal after t
     assert.ok(r.until >= g2.until);
   });
 });
+
+/** The layout of LAYOUT, for decoding the object's IDs. */
+const SPEC = { timeBits: 41, nodeBits: 3, sequenceBits: 12, unitMs: 1, epochMs: 1288834974657 };
+
+test("ids: the object issues from a free id for the call alone and hands it on; devices after it start past its IDs", async () => {
+  const { decode } = await import("snowdrift");
+  const dir = tempDir();
+  const space = "ids:object";
+  const more = { capacity: 2 };
+  const settings = () => {
+    const { token: _, ...rest } = ask(space, { ...more, holder: "ids" });
+    return rest;
+  };
+  const ids = async (store, count) => {
+    for (let i = 0; i < 30; i++) {
+      const r = await store.call(0, "ids", { ...settings(), count });
+      if (r.wait === undefined) return r;
+      await sleep(Math.min(r.wait, 50));
+    }
+    assert.fail("the new space never became usable");
+  };
+  const timeOf = (id) => decode(BigInt(id), SPEC).timeMs;
+  const all = [];
+  let store = await open(dir);
+  try {
+    const first = await ids(store, 5000);
+    assert.equal(first.node, 0);
+    assert.equal(first.ids.length, 5000);
+    all.push(...first.ids);
+    // Past the new space's guard window, the next call's id is handed on at once.
+    await store.clock(TTL + SKEW + 10);
+    const second = await ids(store, 10);
+    all.push(...second.ids);
+    const listed = await store.call(0, "list", space);
+    assert.deepEqual(listed.next, 1);
+    assert.ok(listed.ids[0].until <= listed.now + 5, JSON.stringify(listed));
+  } finally {
+    await store.dispose();
+  }
+  // A restarted object goes on after its own IDs.
+  store = await open(dir, { offset: TTL + SKEW + 10 });
+  try {
+    const third = await ids(store, 10);
+    assert.equal(third.node, 0);
+    all.push(...third.ids);
+    // Two devices lease both ids; the one on id 0 starts after every ID the object issued.
+    await store.clock(TTL + SKEW + 30);
+    const devices = [ask(space, more), ask(space, more)];
+    for (const d of devices) d.grant = await store.call(1, "acquire", d);
+    assert.deepEqual(devices.map((d) => d.grant.node).sort(), [0, 1]);
+    const onZero = devices.find((d) => d.grant.node === 0).grant;
+    assert.ok(onZero.notBefore >= Math.max(...all.map(timeOf)), JSON.stringify(onZero));
+    // With every id leased, ids is refused like an acquire.
+    assert.deepEqual(await failure(store.call(0, "ids", { ...settings(), count: 1 })), {
+      name: "Error",
+      message: `LEASED all 2 node ids of '${space}' are leased`,
+    });
+  } finally {
+    await store.dispose();
+  }
+  const sorted = [...all].map(BigInt);
+  for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i] > sorted[i - 1], `ID ${i} not above the one before`);
+});

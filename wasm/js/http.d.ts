@@ -50,7 +50,8 @@ export interface LeaseHandlerOptions {
 /** The handler: POST `<base>/acquire`, `/renew`, `/release`, `/ids` with a JSON body. */
 export interface LeaseHandler {
   (request: Request): Promise<Response>;
-  /** Releases the handler's own leases (those `ids` issues from). */
+  /** Releases the handler's own leases (those `ids` issues from over a store without `ids`
+   * of its own: Redis, PostgreSQL). */
   close(): Promise<void>;
 }
 

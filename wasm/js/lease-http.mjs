@@ -8,8 +8,10 @@
 // The server decides: each space's layout, TTL and skew are the handler's options, so a
 // client only names a space (it cannot make spaces or choose TTLs), and `authorize`
 // decides who may call at all (only `true` lets a call through). For clients that cannot
-// run a generator, `ids` returns IDs from the handler's own lease of the space, acquired on
-// first use and renewed lazily, on the requests that find it due.
+// run a generator, `ids` returns IDs issued by the store itself where it can (the Durable
+// Object store: no id stays held between calls, however many isolates serve them), else
+// from the handler's own lease of the space, acquired on first use and renewed lazily, on
+// the requests that find it due.
 //
 // Nothing the handler calls can hold a request forever or leak into a reply: the body is
 // read within `bodyTimeoutMs` and 4,096 bytes; `authorize`, `holder` and every store call
@@ -308,7 +310,25 @@ export function httpFor(api) {
       throw new HttpError(503, "UNAVAILABLE", `the handler could not hold a lease of space '${s.space}'`);
     }
 
+    /** `count` IDs issued by the store itself (`store.ids`: the Durable Object store). A new
+     * space's first calls wait for a tick to issue in, as the handler's own lease does. */
+    async function storeIds(s, count) {
+      const { token: _, ...args } = acquireArgs({ ...s, holder: "snowdrift/http ids" }, "");
+      const deadline = performance.now() + s.skew + 2000;
+      for (;;) {
+        const r = await call(store.ids(args, count), "an ids call");
+        if (!Array.isArray(r?.ids)) throw new Error("the store answered an ids call without ids");
+        if (r.ids.length > 0) return r.ids;
+        const wait = replied(r.wait, "an ids call's wait");
+        if (performance.now() + wait > deadline) {
+          throw new HttpError(503, "UNAVAILABLE", `space '${s.space}' is new; try again in ${wait} ms`);
+        }
+        await sleep(Math.min(Math.max(wait, 1), USABLE_POLL_MS));
+      }
+    }
+
     async function ids(s, count) {
+      if (typeof store.ids === "function") return storeIds(s, count);
       for (let attempt = 0; ; attempt++) {
         const h = await ownLease(s);
         try {
