@@ -467,6 +467,18 @@ test("a store answering something that is not its protocol's reply is the server
   const r = await post(h, "renew", { space: "web", node: 0, token: "t" });
   assert.equal(r.status, 500);
   assert.deepEqual(r.json.error, { code: "INTERNAL", message: "the lease handler failed" });
+  // A store that throws at once (not a rejection) fails like any store: 503, its message kept.
+  const sync = memoryStore();
+  sync.release = () => {
+    throw new TypeError("redis://admin:hunter2@10.0.0.7 is closed");
+  };
+  const { h: h2 } = handler({ store: sync });
+  const rel = await post(h2, "release", { space: "web", node: 0, token: "t", issued: 1 });
+  assert.equal(rel.status, 503);
+  assert.deepEqual(rel.json.error, {
+    code: "UNAVAILABLE",
+    message: "the lease store failed a release; try again later",
+  });
 });
 
 test("every method but POST and OPTIONS is 405 METHOD; bodies are bounded in size and time, read as UTF-8 JSON", async () => {

@@ -468,13 +468,15 @@ test("ids: the object issues from a free id for the call alone and hands it on; 
     await store.dispose();
   }
   // A restarted object goes on after its own IDs.
-  store = await open(dir, { offset: TTL + SKEW + 10 });
+  let offset = TTL + SKEW + 10;
+  store = await open(dir, { offset });
   try {
     const third = await ids(store, 10);
     assert.equal(third.node, 0);
     all.push(...third.ids);
     // Two devices lease both ids; the one on id 0 starts after every ID the object issued.
-    await store.clock(TTL + SKEW + 30);
+    offset += 20;
+    await store.clock(offset);
     const devices = [ask(space, more), ask(space, more)];
     for (const d of devices) d.grant = await store.call(1, "acquire", d);
     assert.deepEqual(devices.map((d) => d.grant.node).sort(), [0, 1]);
@@ -485,6 +487,13 @@ test("ids: the object issues from a free id for the call alone and hands it on; 
       name: "Error",
       message: `LEASED all 2 node ids of '${space}' are leased`,
     });
+    // The storage wiped under the object's generator: the next IDs come after the new
+    // space's guard window, past every ID before.
+    await store.call(0, "wipe", space);
+    offset += SKEW + 10;
+    await store.clock(offset);
+    const fourth = await ids(store, 10);
+    all.push(...fourth.ids);
   } finally {
     await store.dispose();
   }

@@ -232,10 +232,14 @@ export function httpFor(api) {
     const holderOf = optFn("holder", options.holder, "a function (request, call) returning a description");
     const timeoutMs = optInt(options, "storeTimeoutMs", 1, 600_000, 10_000);
     const bodyTimeoutMs = optInt(options, "bodyTimeoutMs", 1, 600_000, 10_000);
+    /** A store call (a promise, or a function making one: a store that throws at once
+     * fails like one that rejects), bounded by `timeoutMs`, its failure as `fromStore`'s. */
     const call = (p, what) =>
-      within(Promise.resolve(p), timeoutMs, silent("the lease store", timeoutMs, what)).catch((e) =>
-        Promise.reject(fromStore(e, what)),
-      );
+      within(
+        typeof p === "function" ? new Promise((resolve) => resolve(p())) : Promise.resolve(p),
+        timeoutMs,
+        silent("the lease store", timeoutMs, what),
+      ).catch((e) => Promise.reject(fromStore(e, what)));
     /** The app's hook `f` called with the request: its answer, or a 503 after `timeoutMs`;
      * when it throws, `failed()` is thrown instead (its error stays on the server). */
     const hook = async (who, f, failed) => {
@@ -316,7 +320,7 @@ export function httpFor(api) {
       const { token: _, ...args } = acquireArgs({ ...s, holder: "snowdrift/http ids" }, "");
       const deadline = performance.now() + s.skew + 2000;
       for (;;) {
-        const r = await call(store.ids(args, count), "an ids call");
+        const r = await call(() => store.ids(args, count), "an ids call");
         if (!Array.isArray(r?.ids)) throw new Error("the store answered an ids call without ids");
         if (r.ids.length > 0) return r.ids;
         const wait = replied(r.wait, "an ids call's wait");
@@ -377,7 +381,7 @@ export function httpFor(api) {
           holder = await hook("the lease handler's holder function", () => holderOf(request, args), failed);
           if (typeof holder !== "string" || holder.length > MAX_HOLDER) throw failed();
         }
-        const grant = await call(store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
+        const grant = await call(() => store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
         return {
           space,
           node: replied(grant?.node, "an acquire's node"),
@@ -391,9 +395,11 @@ export function httpFor(api) {
         };
       }
       const ticket = { space, node: args.node, token: args.token };
-      if (name === "renew") return { until: replied(await call(store.renew(ticket, s.ttl), "a renewal"), "a renewal") };
+      if (name === "renew") {
+        return { until: replied(await call(() => store.renew(ticket, s.ttl), "a renewal"), "a renewal") };
+      }
       if (name === "release") {
-        const r = await call(store.release(ticket, args.issued), "a release");
+        const r = await call(() => store.release(ticket, args.issued), "a release");
         return { released: r === true || r === 1 || r === "1" };
       }
       return { ids: await ids(s, args.count) };
@@ -479,7 +485,8 @@ export function nodeListener(handler) {
       res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
       res.end(JSON.stringify(body));
     };
-    const body = webStream(req);
+    const hasBody = req.method !== "GET" && req.method !== "HEAD";
+    const body = hasBody ? webStream(req) : { unread: () => false };
     try {
       if (FORBIDDEN_METHODS.includes(req.method)) {
         body.unread();
@@ -494,7 +501,6 @@ export function nodeListener(handler) {
       for (const [k, v] of Object.entries(req.headers)) {
         if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
       }
-      const hasBody = req.method !== "GET" && req.method !== "HEAD";
       const request = new Request(url, {
         method: req.method,
         headers,
@@ -515,27 +521,41 @@ export function nodeListener(handler) {
 }
 
 /** A Node request as a Web ReadableStream (what `Readable.toWeb` does, with no import),
- * and `unread()`: stops passing the body on and tells whether some of it was never read. */
+ * read as the handler pulls (one chunk ahead), and `unread()`: stops passing the body on
+ * (the rest is discarded as it arrives) and tells whether some of it never arrived. */
 function webStream(req) {
   let open = true;
   let ended = false;
+  req.pause();
   req.on("end", () => {
     ended = true;
   });
-  const stream = new ReadableStream({
-    start(controller) {
-      req.on("data", (chunk) => open && controller.enqueue(new Uint8Array(chunk)));
-      req.on("end", () => open && controller.close());
-      req.on("error", (e) => open && controller.error(e));
+  const stop = () => {
+    open = false;
+    req.resume();
+  };
+  const stream = new ReadableStream(
+    {
+      start(controller) {
+        req.on("data", (chunk) => {
+          if (!open) return;
+          controller.enqueue(new Uint8Array(chunk));
+          if (controller.desiredSize <= 0) req.pause();
+        });
+        req.on("end", () => open && controller.close());
+        req.on("error", (e) => open && controller.error(e));
+      },
+      pull() {
+        if (open) req.resume();
+      },
+      cancel: stop,
     },
-    cancel() {
-      open = false;
-    },
-  });
+    { highWaterMark: 1 },
+  );
   return {
     stream,
     unread() {
-      open = false;
+      stop();
       return !ended;
     },
   };
