@@ -199,6 +199,17 @@ export default {
       `devices refused: ${JSON.stringify(devices.filter((d) => d.status !== 200).map((d) => d.json))}`,
     );
     assert.deepEqual(devices.map((d) => d.json.node).sort(), [0, 1, 2, 3]);
+    // Every device starts after every ID issued from its id (the object's IDs of a new
+    // space run ahead of the clock, and so does its id's fence).
+    const { decode } = await import("snowdrift");
+    const newest = new Map();
+    for (const id of all) {
+      const { node, timeMs } = decode(BigInt(id), QUAD);
+      newest.set(node, Math.max(newest.get(node) ?? 0, timeMs));
+    }
+    for (const d of devices) {
+      assert.ok(d.json.notBefore >= (newest.get(d.json.node) ?? 0), JSON.stringify({ d: d.json, newest: [...newest] }));
+    }
     // With every id leased by a device, ids is refused, not served from a device's id.
     const full = await call(m, 0, "ids", { space: "quad", count: 1 });
     assert.equal(full.status, 409);
