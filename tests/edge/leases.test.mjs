@@ -432,23 +432,28 @@ test("requests replayed: an acquire sent twice grants two ids; a renewal after t
 /** The layout of LAYOUT, for decoding the object's IDs. */
 const SPEC = { timeBits: 41, nodeBits: 3, sequenceBits: 12, unitMs: 1, epochMs: 1288834974657 };
 
+/** The request of `ids` for `space` with the test's settings (`more` added). */
+function idsRequest(space, more, count) {
+  const { token: _, ...settings } = ask(space, { ...more, holder: "ids" });
+  return { ...settings, count };
+}
+
+/** `count` IDs issued by the object of `space`, once a new space has a tick to issue in. */
+async function issue(store, space, more, count) {
+  for (let i = 0; i < 30; i++) {
+    const r = await store.call(0, "ids", idsRequest(space, more, count));
+    if (r.wait === undefined) return r;
+    await sleep(Math.min(r.wait, 50));
+  }
+  assert.fail("the new space never became usable");
+}
+
 test("ids: the object issues from a free id for the call alone and hands it on; devices after it start past its IDs", async () => {
   const { decode } = await import("snowdrift");
   const dir = tempDir();
   const space = "ids:object";
   const more = { capacity: 2 };
-  const settings = () => {
-    const { token: _, ...rest } = ask(space, { ...more, holder: "ids" });
-    return rest;
-  };
-  const ids = async (store, count) => {
-    for (let i = 0; i < 30; i++) {
-      const r = await store.call(0, "ids", { ...settings(), count });
-      if (r.wait === undefined) return r;
-      await sleep(Math.min(r.wait, 50));
-    }
-    assert.fail("the new space never became usable");
-  };
+  const ids = (store, count) => issue(store, space, more, count);
   const timeOf = (id) => decode(BigInt(id), SPEC).timeMs;
   const all = [];
   let store = await open(dir);
@@ -483,7 +488,7 @@ test("ids: the object issues from a free id for the call alone and hands it on; 
     const onZero = devices.find((d) => d.grant.node === 0).grant;
     assert.ok(onZero.notBefore >= Math.max(...all.map(timeOf)), JSON.stringify(onZero));
     // With every id leased, ids is refused like an acquire.
-    assert.deepEqual(await failure(store.call(0, "ids", { ...settings(), count: 1 })), {
+    assert.deepEqual(await failure(store.call(0, "ids", idsRequest(space, more, 1))), {
       name: "Error",
       message: `LEASED all 2 node ids of '${space}' are leased`,
     });
@@ -499,4 +504,35 @@ test("ids: the object issues from a free id for the call alone and hands it on; 
   }
   const sorted = [...all].map(BigInt);
   for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i] > sorted[i - 1], `ID ${i} not above the one before`);
+});
+
+test("ids after its id was taken by a device, or its row lost alone: the next call issues from another id, none twice", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:moved";
+    const more = { capacity: 3 };
+    const all = [];
+    const first = await issue(store, space, more, 100);
+    all.push(...first.ids);
+    // Past the guard window, every other id leased: a device takes the id ids used.
+    await store.clock(TTL + SKEW + 10);
+    const devices = [ask(space, more), ask(space, more), ask(space, more)];
+    for (const d of devices.slice(0, 2)) d.grant = await store.call(1, "acquire", d);
+    assert.deepEqual(
+      devices.slice(0, 2).map((d) => d.grant.node),
+      [1, 2],
+    );
+    devices[2].grant = await store.call(1, "acquire", devices[2]);
+    assert.equal(devices[2].grant.node, first.node);
+    assert.equal((await failure(store.call(0, "ids", idsRequest(space, more, 1)))).message.split(" ")[0], "LEASED");
+    // Device 1 goes away: ids takes its id after its fence.
+    await store.call(1, "release", { space, node: 1, token: devices[0].token, issued: devices[0].grant.notBefore });
+    await store.clock(TTL + SKEW + 20);
+    const second = await issue(store, space, more, 100);
+    assert.equal(second.node, 1);
+    all.push(...second.ids);
+    // Its row deleted by hand: it is never granted again, and ids has no id left.
+    await store.call(0, "exec", space, "DELETE FROM snowdrift_leases WHERE node = 1");
+    assert.equal((await failure(store.call(0, "ids", idsRequest(space, more, 1)))).message.split(" ")[0], "LEASED");
+    assert.equal(new Set(all).size, all.length, "no ID twice");
+  });
 });
