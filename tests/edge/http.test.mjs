@@ -385,6 +385,8 @@ test("nodeListener serves the handler on Node's http server", async () => {
     const pre = await fetch(`${base}/renew`, { method: "OPTIONS", headers: { origin: ORIGIN } });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get("access-control-allow-origin"), ORIGIN);
+    // A request read to its end keeps its connection.
+    for (const r of [a, pre]) assert.equal(r.headers.get("connection"), "keep-alive");
   } finally {
     server.closeAllConnections();
     await new Promise((ok) => server.close(ok));

@@ -522,14 +522,10 @@ export function nodeListener(handler) {
 
 /** A Node request as a Web ReadableStream (what `Readable.toWeb` does, with no import),
  * read as the handler pulls (one chunk ahead), and `unread()`: stops passing the body on
- * (the rest is discarded as it arrives) and tells whether some of it never arrived. */
+ * (the rest is discarded as it arrives) and tells whether some of it has not arrived yet. */
 function webStream(req) {
   let open = true;
-  let ended = false;
   req.pause();
-  req.on("end", () => {
-    ended = true;
-  });
   const stop = () => {
     open = false;
     req.resume();
@@ -556,7 +552,7 @@ function webStream(req) {
     stream,
     unread() {
       stop();
-      return !ended;
+      return !req.complete;
     },
   };
 }
