@@ -403,9 +403,14 @@ test("Deno and Bun take the handler as it is (the package's node condition, thei
       async renew(t, ttl) { return Date.now() + ttl; },
       async release() { return 1; },
     };
-    const h = leaseHandler({ store, spaces: { web: { ttlMs: 60000 } }, authorize: () => true });
+    const h = leaseHandler({ store, spaces: { web: { ttlMs: 60000 } }, authorize: () => true, bodyTimeoutMs: 100 });
     const r = await h(new Request("http://127.0.0.1/lease/ids", { method: "POST", body: JSON.stringify({ space: "web", count: 3 }) }));
-    console.log(JSON.stringify({ status: r.status, ...(await r.json()) }));
+    // This runtime's streams: a body of unknown length over 4,096 bytes, and one that never ends.
+    const stream = (chunks, end) => new ReadableStream({ start(c) { for (const x of chunks) c.enqueue(new TextEncoder().encode(x)); if (end) c.close(); } });
+    const post = (body) => h(new Request("http://127.0.0.1/lease/acquire", { method: "POST", body, duplex: "half" }));
+    const big = await post(stream(Array(5).fill(" ".repeat(1000)), true));
+    const endless = await post(stream(['{"space":'], false));
+    console.log(JSON.stringify({ status: r.status, ...(await r.json()), big: big.status, endless: endless.status }));
     await h.close();`;
   for (const [runtime, args] of [
     ["deno", ["eval", code]],
@@ -422,6 +427,7 @@ test("Deno and Bun take the handler as it is (the package's node condition, thei
     const reply = JSON.parse(r.stdout.trim().split("\n").pop());
     assert.equal(reply.status, 200, runtime);
     assert.equal(reply.ids.length, 3);
+    assert.deepEqual([reply.big, reply.endless], [413, 408], runtime);
     assert.ok(
       reply.ids.every((id) => decode(BigInt(id)).node === 5),
       runtime,
