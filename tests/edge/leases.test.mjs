@@ -217,6 +217,18 @@ test("one space, one setting: acquire names both; bad arguments name the value a
       name: "RangeError",
       message: "node -1 is outside the allowed range 0..=4294967295",
     });
+    const { token: _, ...settings } = ask(space);
+    for (const [req, name, message] of [
+      [{ ...settings, count: 0 }, "RangeError", "count 0 is outside the allowed range 1..=100000"],
+      [{ ...settings, capacity: 16, count: 1 }, "RangeError", /^capacity 16 is outside the allowed range 1\.\.=8/],
+      [{ ...settings, layout: "twitter", count: 1 }, "RangeError", /^layout "twitter" is not a layout's text/],
+      [{ ...settings, ttl: 2000, count: 1 }, "Error", /^CONFIG space 'ids:config' leases 8 node ids/],
+    ]) {
+      const e = await failure(store.call(0, "ids", req));
+      assert.equal(e.name, name);
+      if (typeof message === "string") assert.equal(e.message, message);
+      else assert.match(e.message, message);
+    }
     // Nothing was granted by the refused calls.
     assert.equal((await store.call(0, "list", space)).next, 1);
   });
