@@ -14,8 +14,9 @@ export const entry = `./node_modules/snowdrift/${pkg.exports["./cloudflare"].wor
 
 // The store worker. Its isolate runs the objects too, so its module scope sets their
 // clock: `Date.now` plus an offset the tests move (POST /clock), since Miniflare has no
-// option to fake it. `wipe` is the only addition to the class: it empties the object's
-// storage (`deleteAll`) while the object lives.
+// option to fake it. The class gains two methods, for the faults the tests make: `wipe`
+// empties the object's storage (`deleteAll`) while the object lives, and `exec` runs one
+// SQL statement on it (a row lost alone).
 const store = `
 import { SnowdriftLeases } from "${entry}";
 const realNow = Date.now;
@@ -24,6 +25,9 @@ Date.now = () => realNow() + offset;
 export class Leases extends SnowdriftLeases {
   async wipe() {
     await this.ctx.storage.deleteAll();
+  }
+  exec(_space, query) {
+    this.ctx.storage.sql.exec(query);
   }
 }
 export default {

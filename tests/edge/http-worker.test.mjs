@@ -118,9 +118,8 @@ test("a full space answers 409 LEASED; bad input 400, authorize 403 and CORS as 
   assert.equal(other.json.error.code, "ORIGIN");
 });
 
-test("ids from two isolates at once, each from its own lease: none twice", async () => {
+test("ids from two isolates at once, issued by the space's object: none twice", async () => {
   const all = [];
-  const nodes = new Set();
   for (let round = 0; round < 10; round++) {
     const got = await Promise.all([0, 1, 0, 1].map((w) => post(w, "ids", { space: "web", count: 500 })));
     for (const r of got) {
@@ -129,11 +128,95 @@ test("ids from two isolates at once, each from its own lease: none twice", async
       all.push(...r.json.ids);
     }
   }
-  const { decode } = await import("snowdrift");
-  for (const id of all) nodes.add(decode(BigInt(id)).node);
-  assert.equal(nodes.size, 2, `one lease per isolate, got nodes ${[...nodes]}`);
   assert.equal(new Set(all).size, all.length, "no ID twice");
   const over = await post(0, "ids", { space: "web", count: 501 });
   assert.equal(over.status, 400);
   assert.equal(over.json.error.message, "count 501 is outside the allowed range 1..=500");
+});
+
+test("ids from recycled isolates hold no node id: devices lease every id of the space (the README's Worker)", async () => {
+  // The README's Worker, on a space of four node ids with a 60 s TTL.
+  const QUAD = { timeBits: 41, nodeBits: 2, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
+  const readme = `
+import { leaseHandler } from "${http}";
+import { durableObjectStore } from "${cloudflare}";
+let handler;
+export default {
+  fetch(request, env) {
+    handler ??= leaseHandler({
+      store: durableObjectStore(env.LEASES),
+      spaces: { quad: { layout: ${JSON.stringify(QUAD)}, ttlMs: 60_000, skewMs: 100 } },
+      origins: ["${ORIGIN}"],
+      authorize: (request) => request.headers.get("authorization") === "Bearer t",
+    });
+    return handler(request);
+  },
+};`;
+  const quadDir = mkdtempSync(join(tmpdir(), "snowdrift-http-quad-"));
+  const start = () =>
+    new Miniflare({
+      host: "127.0.0.1",
+      cf: false,
+      durableObjectsPersist: quadDir,
+      workers: [
+        worker("store", store, { className: "Leases", useSQLite: true }),
+        worker("quad0", readme, { className: "Leases", scriptName: "store" }),
+        worker("quad1", readme, { className: "Leases", scriptName: "store" }),
+      ],
+    });
+  const call = async (m, w, name, body) => {
+    const res = await m.dispatchFetch(`http://quad${w}.test/lease/${name}`, {
+      method: "POST",
+      headers: { authorization: "Bearer t" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: await res.json() };
+  };
+  const all = [];
+  let m;
+  try {
+    // Two rounds of two isolates each, every one serving ids, then recycled (workerd
+    // restarted on the same storage: none of them ever closes its handler).
+    for (let round = 0; round < 2; round++) {
+      m = start();
+      for (const w of [0, 1]) {
+        let r;
+        for (let i = 0; i < 20 && (r = await call(m, w, "ids", { space: "quad", count: 100 })).status === 503; i++) {
+          await new Promise((ok) => setTimeout(ok, 50));
+        }
+        assert.equal(r.status, 200, JSON.stringify(r.json));
+        all.push(...r.json.ids);
+      }
+      await m.dispose();
+      m = undefined;
+    }
+    m = start();
+    const devices = [];
+    for (let d = 0; d < 4; d++) devices.push(await call(m, d % 2, "acquire", { space: "quad" }));
+    assert.deepEqual(
+      devices.map((d) => d.status),
+      [200, 200, 200, 200],
+      `devices refused: ${JSON.stringify(devices.filter((d) => d.status !== 200).map((d) => d.json))}`,
+    );
+    assert.deepEqual(devices.map((d) => d.json.node).sort(), [0, 1, 2, 3]);
+    // Every device starts after every ID issued from its id (the object's IDs of a new
+    // space run ahead of the clock, and so does its id's fence).
+    const { decode } = await import("snowdrift");
+    const newest = new Map();
+    for (const id of all) {
+      const { node, timeMs } = decode(BigInt(id), QUAD);
+      newest.set(node, Math.max(newest.get(node) ?? 0, timeMs));
+    }
+    for (const d of devices) {
+      assert.ok(d.json.notBefore >= (newest.get(d.json.node) ?? 0), JSON.stringify({ d: d.json, newest: [...newest] }));
+    }
+    // With every id leased by a device, ids is refused, not served from a device's id.
+    const full = await call(m, 0, "ids", { space: "quad", count: 1 });
+    assert.equal(full.status, 409);
+    assert.deepEqual(full.json.error, { code: "LEASED", message: "all 4 node ids of 'quad' are leased" });
+    assert.equal(new Set(all).size, all.length, "no ID twice");
+  } finally {
+    await m?.dispose();
+    rmSync(quadDir, { recursive: true, force: true });
+  }
 });

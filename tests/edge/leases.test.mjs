@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { open, workerdPids } from "./harness.mjs";
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const LAYOUT = "time 41 bits of 1 ms from 1288834974657, node 3 bits, sequence 12 bits, node above sequence";
 const TTL = 1000;
 const SKEW = 100;
@@ -152,12 +154,12 @@ test("renew moves the fence forward only", async () => {
     // A shorter TTL does not take the fence back.
     const r2 = await store.call(1, "renew", { space, node: g.node, token: req.token, ttl: 10 });
     assert.equal(r2.until, r1.until);
-    // Nor does the host's clock going back: the object's clock stays at the newest time it
-    // recorded.
+    // Nor does the host's clock going back: the object's clock never goes behind the newest
+    // time it recorded.
     await store.clock(-5000);
     const r3 = await renew();
-    assert.equal(r3.now, r2.now);
-    assert.equal(r3.until, Math.max(r1.until, r2.now + TTL));
+    assert.ok(r3.now >= r2.now, JSON.stringify({ r2, r3 }));
+    assert.equal(r3.until, Math.max(r1.until, r3.now + TTL));
     const listed = await store.call(0, "list", space);
     assert.deepEqual(listed.ids, [{ node: g.node, until: r3.until, holder: req.holder }]);
   });
@@ -215,6 +217,18 @@ test("one space, one setting: acquire names both; bad arguments name the value a
       name: "RangeError",
       message: "node -1 is outside the allowed range 0..=4294967295",
     });
+    const { token: _, ...settings } = ask(space);
+    for (const [req, name, message] of [
+      [{ ...settings, count: 0 }, "RangeError", "count 0 is outside the allowed range 1..=100000"],
+      [{ ...settings, capacity: 16, count: 1 }, "RangeError", /^capacity 16 is outside the allowed range 1\.\.=8/],
+      [{ ...settings, layout: "twitter", count: 1 }, "RangeError", /^layout "twitter" is not a layout's text/],
+      [{ ...settings, ttl: 2000, count: 1 }, "Error", /^CONFIG space 'ids:config' leases 8 node ids/],
+    ]) {
+      const e = await failure(store.call(0, "ids", req));
+      assert.equal(e.name, name);
+      if (typeof message === "string") assert.equal(e.message, message);
+      else assert.match(e.message, message);
+    }
     // Nothing was granted by the refused calls.
     assert.equal((await store.call(0, "list", space)).next, 1);
   });
@@ -324,5 +338,213 @@ test("storage wiped across a restart: holders are LOST, new grants are fenced", 
     await store.dispose();
     for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
     return open(dir);
+  });
+});
+
+test("an object whose host's clock is 10 TTLs behind goes on at the local clock's speed: renewals move fences, ended leases return", async () => {
+  const dir = tempDir();
+  const space = "ids:behind";
+  const more = { capacity: 2 };
+  const [a, b] = [ask(space, more), ask(space, more)];
+  const renewA = () => store.call(1, "renew", { space, node: a.grant.node, token: a.token, ttl: TTL });
+  let store = await open(dir);
+  try {
+    a.grant = await store.call(0, "acquire", a);
+    b.grant = await store.call(0, "acquire", b);
+    // The host's clock steps back 10 s while the object runs: each renewal still moves the
+    // fence by at least the time between them.
+    await store.clock(-10 * TTL);
+    let last = { r: await renewA(), answered: performance.now() };
+    for (let i = 0; i < 3; i++) {
+      await sleep(150);
+      const sent = performance.now();
+      const r = await renewA();
+      const gap = Math.floor(sent - last.answered);
+      assert.ok(r.until - last.r.until >= gap - 2, `the fence moved ${r.until - last.r.until} ms in ${gap} ms`);
+      last = { r, answered: performance.now() };
+    }
+  } finally {
+    await store.dispose();
+  }
+  // Restarted on a host 10 s behind: b's lease, never renewed, ends a TTL after its grant
+  // in the object's time, which goes on from the newest time recorded.
+  store = await open(dir, { offset: -10 * TTL });
+  try {
+    const c = ask(space, more);
+    let refused = 0;
+    for (let i = 0; i < 40 && c.grant === undefined; i++) {
+      try {
+        c.grant = await store.call(0, "acquire", c);
+      } catch (e) {
+        assert.equal(e.message, `LEASED all 2 node ids of '${space}' are leased`);
+        refused++;
+        await sleep(100);
+      }
+    }
+    assert.ok(c.grant !== undefined, `still LEASED after ${refused} tries over 4 s`);
+    assert.equal(c.grant.node, b.grant.node);
+    assert.ok(c.grant.notBefore >= b.grant.until - 1, JSON.stringify({ b: b.grant, c: c.grant }));
+    const r = await renewA();
+    assert.ok(r.now >= c.grant.now && r.until === r.now + TTL, JSON.stringify({ r, c: c.grant }));
+  } finally {
+    await store.dispose();
+  }
+});
+
+test("the space's row or the store's row lost alone (by hand): holders are LOST, new grants are fenced", async () => {
+  for (const table of ["snowdrift_spaces", "snowdrift_store"]) {
+    await lostStorage(async (store) => {
+      await store.call(0, "exec", "ids:wiped", `DELETE FROM ${table}`);
+    });
+  }
+});
+
+test("one lease row lost alone (by hand): its holder is LOST and its id is never granted again", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:row";
+    const more = { capacity: 2 };
+    const [a, b] = [ask(space, more), ask(space, more)];
+    a.grant = await store.call(0, "acquire", a);
+    b.grant = await store.call(0, "acquire", b);
+    await store.call(0, "exec", space, `DELETE FROM snowdrift_leases WHERE node = ${a.grant.node}`);
+    const e = await failure(store.call(1, "renew", { space, node: a.grant.node, token: a.token, ttl: TTL }));
+    assert.equal(e.message.split(" ")[0], "LOST");
+    // Every fence passed: only b's id is granted again, after its fence.
+    await store.clock(3 * TTL);
+    const c = await store.call(1, "acquire", ask(space, more));
+    assert.equal(c.node, b.grant.node);
+    assert.ok(c.notBefore >= b.grant.until - 1);
+    assert.equal((await failure(store.call(1, "acquire", ask(space, more)))).message.split(" ")[0], "LEASED");
+  });
+});
+
+test("requests replayed: an acquire sent twice grants two ids; a renewal after the release is LOST", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:replay";
+    const req = ask(space, { capacity: 2 });
+    const [g1, g2] = [await store.call(0, "acquire", req), await store.call(1, "acquire", req)];
+    assert.deepEqual([g1.node, g2.node], [0, 1], "never one id twice");
+    const listed = await store.call(0, "list", space);
+    assert.deepEqual(
+      listed.ids.map((l) => l.holder),
+      [req.holder, req.holder],
+      "the first stays leased until its TTL passes",
+    );
+    const ticket = { space, node: g1.node, token: req.token };
+    assert.equal(await store.call(0, "release", { ...ticket, issued: g1.notBefore }), true);
+    assert.equal(await store.call(1, "release", { ...ticket, issued: g1.notBefore }), false);
+    const e = await failure(store.call(0, "renew", { ...ticket, ttl: TTL }));
+    assert.equal(e.message.split(" ")[0], "LOST");
+    // The other lease of the token is untouched.
+    const r = await store.call(1, "renew", { space, node: g2.node, token: req.token, ttl: TTL });
+    assert.ok(r.until >= g2.until);
+  });
+});
+
+/** The layout of LAYOUT, for decoding the object's IDs. */
+const SPEC = { timeBits: 41, nodeBits: 3, sequenceBits: 12, unitMs: 1, epochMs: 1288834974657 };
+
+/** The request of `ids` for `space` with the test's settings (`more` added). */
+function idsRequest(space, more, count) {
+  const { token: _, ...settings } = ask(space, { ...more, holder: "ids" });
+  return { ...settings, count };
+}
+
+/** `count` IDs issued by the object of `space`, once a new space has a tick to issue in. */
+async function issue(store, space, more, count) {
+  for (let i = 0; i < 30; i++) {
+    const r = await store.call(0, "ids", idsRequest(space, more, count));
+    if (r.wait === undefined) return r;
+    await sleep(Math.min(r.wait, 50));
+  }
+  assert.fail("the new space never became usable");
+}
+
+test("ids: the object issues from a free id for the call alone and hands it on; devices after it start past its IDs", async () => {
+  const { decode } = await import("snowdrift");
+  const dir = tempDir();
+  const space = "ids:object";
+  const more = { capacity: 2 };
+  const ids = (store, count) => issue(store, space, more, count);
+  const timeOf = (id) => decode(BigInt(id), SPEC).timeMs;
+  const all = [];
+  let store = await open(dir);
+  try {
+    const first = await ids(store, 5000);
+    assert.equal(first.node, 0);
+    assert.equal(first.ids.length, 5000);
+    all.push(...first.ids);
+    // Past the new space's guard window, the next call's id is handed on at once.
+    await store.clock(TTL + SKEW + 10);
+    const second = await ids(store, 10);
+    all.push(...second.ids);
+    const listed = await store.call(0, "list", space);
+    assert.deepEqual(listed.next, 1);
+    assert.ok(listed.ids[0].until <= listed.now + 5, JSON.stringify(listed));
+  } finally {
+    await store.dispose();
+  }
+  // A restarted object goes on after its own IDs.
+  let offset = TTL + SKEW + 10;
+  store = await open(dir, { offset });
+  try {
+    const third = await ids(store, 10);
+    assert.equal(third.node, 0);
+    all.push(...third.ids);
+    // Two devices lease both ids; the one on id 0 starts after every ID the object issued.
+    offset += 20;
+    await store.clock(offset);
+    const devices = [ask(space, more), ask(space, more)];
+    for (const d of devices) d.grant = await store.call(1, "acquire", d);
+    assert.deepEqual(devices.map((d) => d.grant.node).sort(), [0, 1]);
+    const onZero = devices.find((d) => d.grant.node === 0).grant;
+    assert.ok(onZero.notBefore >= Math.max(...all.map(timeOf)), JSON.stringify(onZero));
+    // With every id leased, ids is refused like an acquire.
+    assert.deepEqual(await failure(store.call(0, "ids", idsRequest(space, more, 1))), {
+      name: "Error",
+      message: `LEASED all 2 node ids of '${space}' are leased`,
+    });
+    // The storage wiped under the object's generator: the next IDs come after the new
+    // space's guard window, past every ID before.
+    await store.call(0, "wipe", space);
+    offset += SKEW + 10;
+    await store.clock(offset);
+    const fourth = await ids(store, 10);
+    all.push(...fourth.ids);
+  } finally {
+    await store.dispose();
+  }
+  const sorted = [...all].map(BigInt);
+  for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i] > sorted[i - 1], `ID ${i} not above the one before`);
+});
+
+test("ids after its id was taken by a device, or its row lost alone: the next call issues from another id, none twice", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:moved";
+    const more = { capacity: 3 };
+    const all = [];
+    const first = await issue(store, space, more, 100);
+    all.push(...first.ids);
+    // Past the guard window, every other id leased: a device takes the id ids used.
+    await store.clock(TTL + SKEW + 10);
+    const devices = [ask(space, more), ask(space, more), ask(space, more)];
+    for (const d of devices.slice(0, 2)) d.grant = await store.call(1, "acquire", d);
+    assert.deepEqual(
+      devices.slice(0, 2).map((d) => d.grant.node),
+      [1, 2],
+    );
+    devices[2].grant = await store.call(1, "acquire", devices[2]);
+    assert.equal(devices[2].grant.node, first.node);
+    assert.equal((await failure(store.call(0, "ids", idsRequest(space, more, 1)))).message.split(" ")[0], "LEASED");
+    // Device 1 goes away: ids takes its id after its fence.
+    await store.call(1, "release", { space, node: 1, token: devices[0].token, issued: devices[0].grant.notBefore });
+    await store.clock(TTL + SKEW + 20);
+    const second = await issue(store, space, more, 100);
+    assert.equal(second.node, 1);
+    all.push(...second.ids);
+    // Its row deleted by hand: it is never granted again, and ids has no id left.
+    await store.call(0, "exec", space, "DELETE FROM snowdrift_leases WHERE node = 1");
+    assert.equal((await failure(store.call(0, "ids", idsRequest(space, more, 1)))).message.split(" ")[0], "LEASED");
+    assert.equal(new Set(all).size, all.length, "no ID twice");
   });
 });

@@ -37,6 +37,16 @@ export interface ReleaseRequest {
   issued: number;
 }
 
+/** What `ids` takes: the space's settings (as `acquire`), the description of the object's
+ * own holding for operators, and how many IDs (1 to 100,000). */
+export interface IdsRequest extends Omit<StoreAcquire, "token"> {
+  count: number;
+}
+
+/** IDs issued by the object itself, as decimal strings, increasing; or, while a new
+ * space's guard window leaves no tick to issue in, none: try again in `wait` ms. */
+export type IdsReply = { node: number; ids: string[] } | { node: null; ids: []; wait: number };
+
 /** A space's settings (null when it does not exist) and every id ever leased. */
 export interface Listing {
   now: number;
@@ -65,6 +75,10 @@ export declare class SnowdriftLeases extends DurableObject {
   renew(request: RenewRequest): { until: number; now: number };
   /** Hands the id on from `issued + 1`; false when it was no longer this lease's. */
   release(request: ReleaseRequest): boolean;
+  /** IDs issued by the object from a node id it takes for the call alone and hands on at
+   * once from the newest ID issued: no id stays held between calls.
+   * @throws {Error} `LEASED ...` (every id is leased by others), `CONFIG ...`. */
+  ids(request: IdsRequest): IdsReply;
   /** The space's settings and leases, read-only. */
   list(space: string): Listing;
 }
@@ -114,5 +128,6 @@ export declare function leased(
   generatorOptions?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">,
 ): (env: Record<string, unknown>, ctx?: WaitUntil) => Promise<Snowdrift>;
 
-/** The protocol's calls on a `SnowdriftLeases` namespace, as every holder takes them. */
-export declare function durableObjectStore(namespace: LeasesNamespace): LeaseStore;
+/** The protocol's calls on a `SnowdriftLeases` namespace, as every holder takes them, and
+ * `ids`, which the HTTP handler's `ids` call uses: the space's object issues the IDs. */
+export declare function durableObjectStore(namespace: LeasesNamespace): LeaseStore & Required<Pick<LeaseStore, "ids">>;

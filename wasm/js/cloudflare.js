@@ -4,7 +4,9 @@
 // as a Durable Object. One object per space (`namespace.idFromName(space)`)
 // keeps the space's records in its SQLite storage and answers the protocol's four calls
 // over RPC: acquire, renew, release and list, with the replies and the error texts of the
-// Redis scripts (`lease/lua/*.lua`), so one client-side mapper serves every store.
+// Redis scripts (`lease/lua/*.lua`), so one client-side mapper serves every store; and
+// `ids`, IDs it issues itself (the HTTP handler's `ids` call), from an id it takes for the
+// call alone.
 //
 // Each call reads, decides and writes inside one `transactionSync`, with no `await`
 // anywhere: a Durable Object runs one event at a time only between awaits, so nothing
@@ -13,7 +15,8 @@
 // storage could still lose by a crash or a restart of the object.
 //
 // Times are Unix ms of the object's clock: `Date.now()`, never behind the newest time the
-// storage recorded (see `clock` below and PROTOCOL.md, "Cloudflare Durable Objects").
+// storage recorded, and moving on at the local clock's speed while the host's clock is
+// behind (see `#now` below and PROTOCOL.md, "Cloudflare Durable Objects").
 // The guard against lost storage: the object's storage has an incarnation, a random
 // marker written with its tables. A space's records name the incarnation that wrote them.
 // Tables that are missing (a wiped storage, `deleteAll()`), a space of another
@@ -23,7 +26,7 @@
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
-import { HeldLease, acquireLease, leaseOptions } from "./lease-rules.mjs";
+import { HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
 import * as api from "./workerd.js";
 
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
@@ -34,6 +37,12 @@ const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
 const MAX_NAME = 1024;
 const MAX_TOKEN = 256;
 const MAX_TEXT = 1024;
+// Most IDs one `ids` call issues (as the HTTP handler's `maxIds`).
+const MAX_IDS = 100_000;
+// The layout text of lease/PROTOCOL.md, read back into a layout for the object's own
+// generator (`ids`).
+const LAYOUT_TEXT =
+  /^time (\d+) bits of (\d+) ms from (-?\d+), node (\d+) bits, sequence (\d+) bits, (node above sequence|sequence above node)$/;
 
 // The store row holds the incarnation and `clock`, the newest time a call used: the
 // object's clock is never behind it, whatever the host's clock says after a restart or a
@@ -89,86 +98,164 @@ const nodeArg = (v) => intArg("node", v, 0, MAX_CAPACITY - 1);
 const tokenArg = (v) => textArg("token", v, 1, MAX_TOKEN);
 const ttlArg = (v) => intArg("ttl", v, 1, MAX_TTL_MS);
 
+/** The settings of a space every client of it shares, checked. */
+function settingsArg(req) {
+  const space = spaceArg(req.space);
+  const capacity = intArg("capacity", req.capacity, 1, MAX_CAPACITY);
+  const ttl = ttlArg(req.ttl);
+  const skew = intArg("skew", req.skew, 0, Math.ceil(ttl / 2) - 1);
+  const layout = textArg("layout", req.layout, 1, MAX_TEXT);
+  return { space, capacity, ttl, skew, layout };
+}
+
+/** The layout a space's layout text describes (lease/PROTOCOL.md), for `ids`. */
+function layoutOf(text) {
+  const m = LAYOUT_TEXT.exec(text);
+  if (m === null) {
+    throw new RangeError(
+      `layout ${describe(text)} is not a layout's text ("time 41 bits of 1 ms from 1288834974657, node 10 bits, sequence 12 bits, node above sequence")`,
+    );
+  }
+  const [timeBits, unitMs, epochMs, nodeBits, sequenceBits] = m.slice(1, 6).map(Number);
+  const order = m[6] === "node above sequence" ? "node-sequence" : "sequence-node";
+  return { timeBits, unitMs, epochMs, nodeBits, sequenceBits, order };
+}
+
+/** The token of the rows `ids` issues from in a storage of `incarnation` (never revealed:
+ * no client can send it). */
+const idsToken = (incarnation) => `ids ${incarnation}`;
+
+/** Thrown inside `ids`'s transaction (rolling it back) when the id has no tick to issue in. */
+class Unusable extends Error {
+  constructor(wait) {
+    super("not usable yet");
+    this.wait = wait;
+  }
+}
+
 /** An error reply of the protocol: its message starts with the code word. */
 const reply = (code, message) => new Error(`${code} ${message}`);
 
 /** The leases of one space (any number of spaces works; one object per space spreads
  * the load and is what the clients do). */
 export class SnowdriftLeases extends DurableObject {
+  // The object's clock while this instance runs: a reading and the local monotonic time
+  // it was taken at (see `#now`).
+  #anchor;
+  // The object's clock at the current call, for the generator of `ids`.
+  #reading = 0;
+  // The generator `ids` issues from, per space, while this instance runs: { gen, token,
+  // node, fence }, valid while the space's row of that id still says `token` and `fence`.
+  #issuers = new Map();
+
   /** Node id `node` (the lowest never leased, else the one whose fence passed longest
    * ago) of `space` for `ttl` ms: `{node, notBefore, until, now}`. Errors: LEASED (every id
    * is leased), CONFIG (the space has other settings; the message names both). */
   acquire(req) {
     request("acquire", req);
-    const space = spaceArg(req.space);
-    const capacity = intArg("capacity", req.capacity, 1, MAX_CAPACITY);
-    const ttl = ttlArg(req.ttl);
-    const skew = intArg("skew", req.skew, 0, Math.ceil(ttl / 2) - 1);
+    const settings = settingsArg(req);
     const token = tokenArg(req.token);
     const holder = textArg("holder", req.holder, 0, MAX_TEXT);
-    const layout = textArg("layout", req.layout, 1, MAX_TEXT);
     return this.ctx.storage.transactionSync(() => {
       const { sql, incarnation, now } = this.#open();
-      let s = sql.exec("SELECT * FROM snowdrift_spaces WHERE name = ?", space).toArray()[0];
-      if (
-        s === undefined ||
-        s.incarnation !== incarnation ||
-        (s.next > 0 && sql.exec("SELECT 1 FROM snowdrift_leases WHERE space = ? LIMIT 1", space).toArray().length === 0)
-      ) {
-        // New, or records that may have lost writes: the space starts over.
-        sql.exec("DELETE FROM snowdrift_leases WHERE space = ?", space);
-        sql.exec("DELETE FROM snowdrift_spaces WHERE name = ?", space);
-        s = { capacity, ttl, skew, layout, created: now, next: 0 };
-        sql.exec(
-          "INSERT INTO snowdrift_spaces VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
-          space,
-          capacity,
-          ttl,
-          skew,
-          layout,
-          now,
-          incarnation,
-        );
-      } else if (s.capacity !== capacity || s.ttl !== ttl || s.skew !== skew || s.layout !== layout) {
-        throw reply(
-          "CONFIG",
-          `space '${space}' leases ${s.capacity} node ids of layout "${s.layout}" for ${s.ttl} ms (skew ${s.skew} ms); this client asked for ${capacity} node ids of layout "${layout}" for ${ttl} ms (skew ${skew} ms)`,
-        );
-      }
-
-      let node;
-      let notBefore;
-      if (s.next < capacity) {
-        // The lowest id never leased in this space.
-        node = s.next;
-        notBefore = 0;
-        sql.exec("UPDATE snowdrift_spaces SET next = ? WHERE name = ?", node + 1, space);
-        sql.exec("INSERT INTO snowdrift_leases VALUES (?, ?, ?, ?, ?)", space, node, now + ttl, token, holder);
-      } else {
-        // The id whose lease ended longest ago, if one has ended.
-        const oldest = sql
-          .exec("SELECT node, fence FROM snowdrift_leases WHERE space = ? ORDER BY fence, node LIMIT 1", space)
-          .toArray()[0];
-        if (oldest === undefined || oldest.fence > now) {
-          throw reply("LEASED", `all ${capacity} node ids of '${space}' are leased`);
-        }
-        node = oldest.node;
-        notBefore = oldest.fence - 1;
-        sql.exec(
-          "UPDATE snowdrift_leases SET fence = ?, token = ?, holder = ? WHERE space = ? AND node = ?",
-          now + ttl,
-          token,
-          holder,
-          space,
-          node,
-        );
-      }
-      // Never below the object's clock, and after the guard window of a new space.
-      notBefore = Math.max(notBefore, now);
-      const guard = s.created + ttl + skew;
-      if (now < guard && notBefore < guard) notBefore = guard;
-      return { node, notBefore, until: now + ttl, now };
+      const s = this.#space(sql, incarnation, now, settings);
+      const { node, notBefore } = this.#grant(sql, s, now, token, holder, idsToken(incarnation));
+      return { node, notBefore, until: now + s.ttl, now };
     });
+  }
+
+  /**
+   * `count` IDs of `space` issued by the object itself, for callers that cannot run a
+   * generator (the HTTP handler's `ids`): `{node, ids}`, the IDs as decimal strings,
+   * increasing. The object takes a node id for the call alone, as an acquire would (its
+   * own from the call before while nobody took it over since), issues from it and hands
+   * it on at once from the newest ID issued, as a release does: no id stays held between
+   * calls. A new space's first calls, while its guard window leaves no tick to issue in,
+   * answer `{node: null, ids: [], wait}`: try again in `wait` ms. Errors as acquire's.
+   */
+  ids(req) {
+    request("ids", req);
+    const settings = settingsArg(req);
+    const holder = textArg("holder", req.holder, 0, MAX_TEXT);
+    const count = intArg("count", req.count, 1, MAX_IDS);
+    const layout = layoutOf(settings.layout);
+    if (settings.capacity > 2 ** layout.nodeBits) {
+      throw new RangeError(
+        `capacity ${settings.capacity} is outside the allowed range 1..=${2 ** layout.nodeBits} (the layout's node ids)`,
+      );
+    }
+    const tickMs = layout.unitMs;
+    try {
+      return this.ctx.storage.transactionSync(() => {
+        const { sql, incarnation, now } = this.#open();
+        const s = this.#space(sql, incarnation, now, settings);
+        const until = now + s.ttl;
+        // A new space's guard window leaves no tick to issue in yet: its row stays (created
+        // now, or before), nothing is granted.
+        const guard = s.created + s.ttl + s.skew;
+        if (now < guard && until - guard <= tickMs) return { node: null, ids: [], wait: guard + tickMs + 1 - until };
+        const token = idsToken(incarnation);
+        const own = sql
+          .exec("SELECT node, fence FROM snowdrift_leases WHERE space = ? AND token = ?", s.name, token)
+          .toArray()[0];
+        let issuer = this.#issuers.get(s.name);
+        if (
+          issuer !== undefined &&
+          (issuer.token !== token || issuer.node !== own?.node || issuer.fence !== own?.fence)
+        ) {
+          issuer.gen.free();
+          issuer = undefined;
+          this.#issuers.delete(s.name);
+        }
+        if (issuer === undefined) {
+          let node;
+          let notBefore;
+          if (own !== undefined) {
+            // Its own id from an earlier call (another instance's): every ID issued then is
+            // before the fence that call wrote.
+            node = own.node;
+            notBefore = Math.max(own.fence - 1, now);
+            if (now < guard && notBefore < guard) notBefore = guard;
+            sql.exec("UPDATE snowdrift_leases SET holder = ? WHERE space = ? AND node = ?", holder, s.name, node);
+          } else {
+            ({ node, notBefore } = this.#grant(sql, s, now, token, holder, token));
+          }
+          if (until - notBefore <= tickMs) throw new Unusable(notBefore + tickMs + 1 - until);
+          const clock = () => this.#reading;
+          const gen = leaseGenerator(api, {
+            node,
+            notBefore,
+            until,
+            layout,
+            facts: { epochMs: layout.epochMs },
+            clock,
+          });
+          issuer = { gen, token, node };
+          this.#issuers.set(s.name, issuer);
+        }
+        issuer.gen.setFenceMs(until);
+        let ids;
+        try {
+          ids = Array.from(issuer.gen.nextBatch(count), String);
+        } catch (e) {
+          // `count` IDs do not fit before the fence yet (a new space's guard window).
+          if (pastFence(e)) throw new Unusable(tickMs);
+          throw e;
+        }
+        // Handed on from the newest ID issued: the next holder of the id issues after it.
+        issuer.fence = issuer.gen.issuedThroughMs + 1;
+        sql.exec(
+          "UPDATE snowdrift_leases SET fence = ? WHERE space = ? AND node = ?",
+          issuer.fence,
+          s.name,
+          issuer.node,
+        );
+        return { node: issuer.node, ids };
+      });
+    } catch (e) {
+      if (e instanceof Unusable) return { node: null, ids: [], wait: e.wait };
+      throw e;
+    }
   }
 
   /** Renews the lease `token` of `node`: `{until, now}`, the fence moved forward only.
@@ -224,7 +311,7 @@ export class SnowdriftLeases extends DurableObject {
     return this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
       const store = this.#store();
-      const now = Math.max(Date.now(), store?.clock ?? 0);
+      const now = this.#now(store?.clock ?? 0);
       const s =
         store &&
         sql
@@ -262,11 +349,107 @@ export class SnowdriftLeases extends DurableObject {
       store = { incarnation: crypto.randomUUID(), clock: 0 };
       sql.exec("INSERT OR REPLACE INTO snowdrift_store VALUES (0, ?, 0)", store.incarnation);
     }
-    // Never behind a time this storage recorded: after a restart or a move, the host's
-    // clock may be behind the last one's.
-    const now = Math.max(Date.now(), store.clock);
+    const now = this.#now(store.clock);
     if (now > store.clock) sql.exec("UPDATE snowdrift_store SET clock = ?", now);
     return { sql, incarnation: store.incarnation, now };
+  }
+
+  /**
+   * The object's clock: never behind `recorded` (the newest time the storage recorded) nor
+   * behind the host's clock, and moving on at the speed of the local monotonic clock from
+   * its previous reading in this instance. After a restart or a move to a host whose clock
+   * is behind the last one's, it goes on from the newest time recorded at real speed,
+   * ahead of the host's clock by the difference, so fences still pass and renewals still
+   * move them; a host clock stepping forward moves it forward.
+   */
+  #now(recorded) {
+    const mono = performance.now();
+    const host = Date.now();
+    const a = this.#anchor;
+    const since = a === undefined ? -Infinity : a.at + Math.floor(mono - a.mono);
+    let now = since;
+    if (host > now || recorded > now) {
+      now = Math.max(host, recorded);
+      this.#anchor = { at: now, mono };
+    }
+    this.#reading = now;
+    return now;
+  }
+
+  /** The space's row, made (or started over, when its records may have lost writes) for
+   * `settings`; CONFIG when it has other settings. Within a transaction. */
+  #space(sql, incarnation, now, { space, capacity, ttl, skew, layout }) {
+    const s = sql.exec("SELECT * FROM snowdrift_spaces WHERE name = ?", space).toArray()[0];
+    if (
+      s === undefined ||
+      s.incarnation !== incarnation ||
+      (s.next > 0 && sql.exec("SELECT 1 FROM snowdrift_leases WHERE space = ? LIMIT 1", space).toArray().length === 0)
+    ) {
+      // New, or records that may have lost writes: the space starts over.
+      sql.exec("DELETE FROM snowdrift_leases WHERE space = ?", space);
+      sql.exec("DELETE FROM snowdrift_spaces WHERE name = ?", space);
+      sql.exec(
+        "INSERT INTO snowdrift_spaces VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+        space,
+        capacity,
+        ttl,
+        skew,
+        layout,
+        now,
+        incarnation,
+      );
+      return { name: space, capacity, ttl, skew, layout, created: now, next: 0 };
+    }
+    if (s.capacity !== capacity || s.ttl !== ttl || s.skew !== skew || s.layout !== layout) {
+      throw reply(
+        "CONFIG",
+        `space '${space}' leases ${s.capacity} node ids of layout "${s.layout}" for ${s.ttl} ms (skew ${s.skew} ms); this client asked for ${capacity} node ids of layout "${layout}" for ${ttl} ms (skew ${skew} ms)`,
+      );
+    }
+    return s;
+  }
+
+  /** Grants an id of space `s` to `token` until `now + ttl`: the lowest never leased, else
+   * the one whose fence passed longest ago, else the one `ids` used last (row token
+   * `spare`: nothing holds it between calls, and its fence is the newest ID issued);
+   * `{node, notBefore}`, notBefore never below the object's clock nor inside the guard
+   * window of a new space. LEASED when none is free. Within a transaction. */
+  #grant(sql, s, now, token, holder, spare) {
+    let node;
+    let notBefore;
+    if (s.next < s.capacity) {
+      // The lowest id never leased in this space.
+      node = s.next;
+      notBefore = 0;
+      sql.exec("UPDATE snowdrift_spaces SET next = ? WHERE name = ?", node + 1, s.name);
+      sql.exec("INSERT INTO snowdrift_leases VALUES (?, ?, ?, ?, ?)", s.name, node, now + s.ttl, token, holder);
+    } else {
+      // The id whose lease ended longest ago, if one has ended.
+      let oldest = sql
+        .exec("SELECT node, fence FROM snowdrift_leases WHERE space = ? ORDER BY fence, node LIMIT 1", s.name)
+        .toArray()[0];
+      if (oldest === undefined || oldest.fence > now) {
+        oldest = sql
+          .exec("SELECT node, fence FROM snowdrift_leases WHERE space = ? AND token = ?", s.name, spare)
+          .toArray()[0];
+      }
+      if (oldest === undefined) throw reply("LEASED", `all ${s.capacity} node ids of '${s.name}' are leased`);
+      node = oldest.node;
+      notBefore = oldest.fence - 1;
+      sql.exec(
+        "UPDATE snowdrift_leases SET fence = ?, token = ?, holder = ? WHERE space = ? AND node = ?",
+        now + s.ttl,
+        token,
+        holder,
+        s.name,
+        node,
+      );
+    }
+    // Never below the object's clock, and after the guard window of a new space.
+    notBefore = Math.max(notBefore, now);
+    const guard = s.created + s.ttl + s.skew;
+    if (now < guard && notBefore < guard) notBefore = guard;
+    return { node, notBefore };
   }
 
   /** The lease row of `node` if `token` holds it, in a space of this incarnation. */
@@ -310,13 +493,16 @@ export function durableObjectStore(namespace) {
   return {
     name: "Durable Object",
     async acquire(a) {
-      const { node, notBefore, until } = await stub(a.space).acquire(a);
-      return { node, notBefore, until };
+      const { node, notBefore, until, now } = await stub(a.space).acquire(a);
+      return { node, notBefore, until, now };
     },
     async renew(t, ttl) {
       return (await stub(t.space).renew({ ...t, ttl })).until;
     },
     release: (t, issued) => stub(t.space).release({ ...t, issued }),
+    /** IDs issued by the space's object itself (`SnowdriftLeases.ids`): `{node, ids}`, or
+     * `{wait}` while a new space has no tick to issue in. */
+    ids: (a, count) => stub(a.space).ids({ ...a, count }),
   };
 }
 

@@ -29,7 +29,9 @@ export interface LeaseHandlerOptions {
   store: LeaseStore;
   /** The spaces served, by name: `{ web: { layout, ttlMs, skewMs } }`. */
   spaces: Record<string, SpaceSettings>;
-  /** Decides whether `request` may make `call` (checked before): false (or a throw) answers 403. Required. */
+  /** Decides whether `request` may make `call` (checked before): only `true` lets it through;
+   * anything else, or a throw, answers 403 (the error is not sent); no answer within
+   * `storeTimeoutMs`, 503. Required. */
   authorize: (request: Request, call: LeaseCall) => boolean | Promise<boolean>;
   /** Origins allowed to call from browsers ("https://app.example"); other origins get 403. Default none. */
   origins?: string[];
@@ -39,14 +41,17 @@ export interface LeaseHandlerOptions {
   maxIds?: number;
   /** The holder description of an acquire's lease, for operators (default "snowdrift/http client"). */
   holder?: (request: Request, call: LeaseCall) => string | Promise<string>;
-  /** How long a store call may take before the answer is 503, 1 to 600,000 ms (default 10,000). */
+  /** How long a store call, `authorize` or `holder` may take before the answer is 503, 1 to 600,000 ms (default 10,000). */
   storeTimeoutMs?: number;
+  /** How long the request body may take to arrive before the answer is 408, 1 to 600,000 ms (default 10,000). */
+  bodyTimeoutMs?: number;
 }
 
 /** The handler: POST `<base>/acquire`, `/renew`, `/release`, `/ids` with a JSON body. */
 export interface LeaseHandler {
   (request: Request): Promise<Response>;
-  /** Releases the handler's own leases (those `ids` issues from). */
+  /** Releases the handler's own leases (those `ids` issues from over a store without `ids`
+   * of its own: Redis, PostgreSQL). */
   close(): Promise<void>;
 }
 
@@ -58,6 +63,8 @@ export interface LeaseHandler {
 export declare function leaseHandler(options: LeaseHandlerOptions): LeaseHandler;
 
 // biome-ignore-start lint/suspicious/noExplicitAny: Node's IncomingMessage and ServerResponse, without @types/node
-/** The handler as a listener of Node's `http.createServer` (Node only). */
+/** The handler as a listener of Node's `http.createServer` (Node only): TRACE is 405, a
+ * body the handler stopped reading closes the connection after the response, and a
+ * handler's error is a 500 whose message stays on the server. */
 export declare function nodeListener(handler: (request: Request) => Promise<Response>): (req: any, res: any) => void;
 // biome-ignore-end lint/suspicious/noExplicitAny: Node's IncomingMessage and ServerResponse, without @types/node

@@ -7,9 +7,15 @@
 //
 // The server decides: each space's layout, TTL and skew are the handler's options, so a
 // client only names a space (it cannot make spaces or choose TTLs), and `authorize`
-// decides who may call at all. For clients that cannot run a generator, `ids` returns IDs
+// decides who may call at all (only `true` lets a call through). For clients that cannot
+// run a generator, `ids` returns IDs issued by the store itself where it can (the Durable
+// Object store: no id stays held between calls, however many isolates serve them), else
 // from the handler's own lease of the space, acquired on first use and renewed lazily, on
 // the requests that find it due.
+//
+// Nothing the handler calls can hold a request forever or leak into a reply: the body is
+// read within `bodyTimeoutMs` and 4,096 bytes; `authorize`, `holder` and every store call
+// are answered within `storeTimeoutMs`; their errors stay on the server.
 //
 // The runtime's API (`Snowdrift`, `layoutInfo`, `maxIdAt`) is passed in, as the lease
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
@@ -17,7 +23,17 @@
 import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { acquireArgs, codeOf, layoutFacts, leaseGenerator, newToken, pastFence, storeError } from "./lease-rules.mjs";
 
-const OPTIONS = ["store", "spaces", "authorize", "origins", "credentials", "maxIds", "holder", "storeTimeoutMs"];
+const OPTIONS = [
+  "store",
+  "spaces",
+  "authorize",
+  "origins",
+  "credentials",
+  "maxIds",
+  "holder",
+  "storeTimeoutMs",
+  "bodyTimeoutMs",
+];
 const SPACE_OPTIONS = ["layout", "ttlMs", "skewMs"];
 /** Each call and the fields of its request body. */
 const CALLS = {
@@ -45,20 +61,38 @@ class HttpError extends Error {
   }
 }
 const badRequest = (e) => new HttpError(400, "BAD_REQUEST", e.message);
+const METHOD_MESSAGE = (method) => `method ${method} is not allowed (POST, or OPTIONS for CORS)`;
+
+/** `check()`, its TypeErrors and RangeErrors (a request's bad values) answered as 400s. */
+function checked(check) {
+  try {
+    return check();
+  } catch (e) {
+    throw e instanceof TypeError || e instanceof RangeError ? badRequest(e) : e;
+  }
+}
+
+/** `v` if it is an integer a store's reply may hold, else the server's error (500). */
+function replied(v, what) {
+  if (!Number.isSafeInteger(v)) throw new Error(`the store answered ${what} ${describe(v)}, not an integer`);
+  return v;
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const INTERNAL = { error: { code: "INTERNAL", message: "the lease handler failed" } };
 
-/** `p`, or a rejection with `HttpError(503)` after `ms`. */
-function within(p, ms, what) {
+/** `p`, or a rejection with `error` after `ms`. */
+function within(p, ms, error) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(
-      () => reject(new HttpError(503, "UNAVAILABLE", `the lease store did not answer ${what} within ${ms} ms`)),
-      ms,
-    );
+    timer = setTimeout(() => reject(error), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** The 503 for `who` not answering (`what`) within `ms`. */
+const silent = (who, ms, what) =>
+  new HttpError(503, "UNAVAILABLE", `${who} did not answer ${what ? `${what} ` : ""}within ${ms} ms`);
 
 /** A store's failure as the HTTP error a client sees: the protocol's refusals are 409s
  * with their code word; anything else means the store is unreachable or failing (503),
@@ -92,8 +126,8 @@ function spacesArg(api, spaces) {
   return out;
 }
 
-/** The request body: a JSON object of at most MAX_BODY bytes. */
-async function readBody(request) {
+/** The request body: a JSON object of at most MAX_BODY bytes, read within `timeoutMs`. */
+async function readBody(request, timeoutMs) {
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length > MAX_BODY) {
     throw new HttpError(413, "TOO_LARGE", `the request body has ${length} bytes (allowed 0..=${MAX_BODY})`);
@@ -102,8 +136,20 @@ async function readBody(request) {
   let size = 0;
   if (request.body) {
     const reader = request.body.getReader();
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk;
+      try {
+        chunk = await within(
+          reader.read(),
+          Math.max(0, deadline - performance.now()),
+          new HttpError(408, "TIMEOUT", `the request body did not arrive within ${timeoutMs} ms`),
+        );
+      } catch (e) {
+        await reader.cancel().catch(() => {});
+        throw e instanceof HttpError ? e : new HttpError(400, "BAD_REQUEST", "the request body could not be read");
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > MAX_BODY) {
@@ -185,8 +231,25 @@ export function httpFor(api) {
     const maxIds = optInt(options, "maxIds", 1, MAX_IDS, 1000);
     const holderOf = optFn("holder", options.holder, "a function (request, call) returning a description");
     const timeoutMs = optInt(options, "storeTimeoutMs", 1, 600_000, 10_000);
+    const bodyTimeoutMs = optInt(options, "bodyTimeoutMs", 1, 600_000, 10_000);
+    /** A store call (a promise, or a function making one: a store that throws at once
+     * fails like one that rejects), bounded by `timeoutMs`, its failure as `fromStore`'s. */
     const call = (p, what) =>
-      within(Promise.resolve(p), timeoutMs, what).catch((e) => Promise.reject(fromStore(e, what)));
+      within(
+        typeof p === "function" ? new Promise((resolve) => resolve(p())) : Promise.resolve(p),
+        timeoutMs,
+        silent("the lease store", timeoutMs, what),
+      ).catch((e) => Promise.reject(fromStore(e, what)));
+    /** The app's hook `f` called with the request: its answer, or a 503 after `timeoutMs`;
+     * when it throws, `failed()` is thrown instead (its error stays on the server). */
+    const hook = async (who, f, failed) => {
+      const timeout = silent(who, timeoutMs);
+      try {
+        return await within(new Promise((resolve) => resolve(f())), timeoutMs, timeout);
+      } catch (e) {
+        throw e === timeout ? e : failed();
+      }
+    };
 
     // ---- the handler's own lease of each space, for `ids` ----
     const own = new Map(); // space -> Promise of { ticket, gen, okSentAt, state, renewing }
@@ -251,7 +314,25 @@ export function httpFor(api) {
       throw new HttpError(503, "UNAVAILABLE", `the handler could not hold a lease of space '${s.space}'`);
     }
 
+    /** `count` IDs issued by the store itself (`store.ids`: the Durable Object store). A new
+     * space's first calls wait for a tick to issue in, as the handler's own lease does. */
+    async function storeIds(s, count) {
+      const { token: _, ...args } = acquireArgs({ ...s, holder: "snowdrift/http ids" }, "");
+      const deadline = performance.now() + s.skew + 2000;
+      for (;;) {
+        const r = await call(() => store.ids(args, count), "an ids call");
+        if (!Array.isArray(r?.ids)) throw new Error("the store answered an ids call without ids");
+        if (r.ids.length > 0) return r.ids;
+        const wait = replied(r.wait, "an ids call's wait");
+        if (performance.now() + wait > deadline) {
+          throw new HttpError(503, "UNAVAILABLE", `space '${s.space}' is new; try again in ${wait} ms`);
+        }
+        await sleep(Math.min(Math.max(wait, 1), USABLE_POLL_MS));
+      }
+    }
+
     async function ids(s, count) {
+      if (typeof store.ids === "function") return storeIds(s, count);
       for (let attempt = 0; ; attempt++) {
         const h = await ownLease(s);
         try {
@@ -272,43 +353,41 @@ export function httpFor(api) {
 
     // ---- the calls ----
     async function serve(request, name, body) {
-      checkOptions(`${name} request`, body, CALLS[name]);
-      const space = textArg("space", body.space, 1, MAX_NAME);
-      const s = spaces.get(space);
-      if (s === undefined) throw new HttpError(404, "UNKNOWN_SPACE", `space ${describe(space)} is not served here`);
-      const args = { call: name, space };
-      if (name === "renew" || name === "release") {
-        args.node = intArg("node", body.node, 0, s.facts.capacity - 1);
-        args.token = textArg("token", body.token, 1, MAX_TOKEN);
-      }
-      if (name === "release") args.issued = intArg("issued", body.issued, 0, MAX_TIME_MS - 1);
-      if (name === "ids") args.count = intArg("count", body.count, 1, maxIds);
-      let allowed;
-      try {
-        allowed = await authorize(request, args);
-      } catch (e) {
-        throw new HttpError(403, "FORBIDDEN", `not authorized: ${e?.message ?? e}`);
-      }
-      if (!allowed) throw new HttpError(403, "FORBIDDEN", `not authorized to ${name} in space '${space}'`);
+      const { s, args } = checked(() => {
+        checkOptions(`${name} request`, body, CALLS[name]);
+        const space = textArg("space", body.space, 1, MAX_NAME);
+        const s = spaces.get(space);
+        if (s === undefined) throw new HttpError(404, "UNKNOWN_SPACE", `space ${describe(space)} is not served here`);
+        const args = { call: name, space };
+        if (name === "renew" || name === "release") {
+          args.node = intArg("node", body.node, 0, s.facts.capacity - 1);
+          args.token = textArg("token", body.token, 1, MAX_TOKEN);
+        }
+        if (name === "release") args.issued = intArg("issued", body.issued, 0, MAX_TIME_MS - 1);
+        if (name === "ids") args.count = intArg("count", body.count, 1, maxIds);
+        return { s, args };
+      });
+      const { space } = args;
+      // Only `true` authorizes; a hook that throws refuses, and its error stays on the server.
+      const refused = () => new HttpError(403, "FORBIDDEN", `not authorized to ${name} in space '${space}'`);
+      if ((await hook("authorize", () => authorize(request, args), refused)) !== true) throw refused();
 
       if (name === "acquire") {
         const token = newToken();
         let holder = "snowdrift/http client";
         if (holderOf) {
           // The app's function: its failures are the server's (500), not the request's.
-          try {
-            holder = textArg("the holder function's result", await holderOf(request, args), 0, MAX_HOLDER);
-          } catch {
-            throw new HttpError(500, "INTERNAL", "the lease handler's holder function failed");
-          }
+          const failed = () => new HttpError(500, "INTERNAL", "the lease handler's holder function failed");
+          holder = await hook("the lease handler's holder function", () => holderOf(request, args), failed);
+          if (typeof holder !== "string" || holder.length > MAX_HOLDER) throw failed();
         }
-        const grant = await call(store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
+        const grant = await call(() => store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
         return {
           space,
-          node: grant.node,
-          notBefore: grant.notBefore,
-          until: grant.until,
-          now: grant.now ?? Date.now(),
+          node: replied(grant?.node, "an acquire's node"),
+          notBefore: replied(grant.notBefore, "an acquire's notBefore"),
+          until: replied(grant.until, "an acquire's until"),
+          now: grant.now === undefined ? Date.now() : replied(grant.now, "an acquire's now"),
           token,
           layout: s.layout,
           ttlMs: s.ttl,
@@ -316,9 +395,11 @@ export function httpFor(api) {
         };
       }
       const ticket = { space, node: args.node, token: args.token };
-      if (name === "renew") return { until: await call(store.renew(ticket, s.ttl), "a renewal") };
+      if (name === "renew") {
+        return { until: replied(await call(() => store.renew(ticket, s.ttl), "a renewal"), "a renewal") };
+      }
       if (name === "release") {
-        const r = await call(store.release(ticket, args.issued), "a release");
+        const r = await call(() => store.release(ticket, args.issued), "a release");
         return { released: r === true || r === 1 || r === "1" };
       }
       return { ids: await ids(s, args.count) };
@@ -350,7 +431,7 @@ export function httpFor(api) {
         }
         if (request.method !== "POST") {
           headers.set("allow", "POST, OPTIONS");
-          throw new HttpError(405, "METHOD", `method ${request.method} is not allowed (POST, or OPTIONS for CORS)`);
+          throw new HttpError(405, "METHOD", METHOD_MESSAGE(request.method));
         }
         const name = new URL(request.url).pathname.split("/").at(-1);
         if (!Object.hasOwn(CALLS, name)) {
@@ -360,14 +441,12 @@ export function httpFor(api) {
             `call ${describe(name)} is not one of ${Object.keys(CALLS).map(describe).join(", ")} (the URL's last segment)`,
           );
         }
-        const body = await readBody(request);
+        const body = await readBody(request, bodyTimeoutMs);
         return reply(200, await serve(request, name, body));
       } catch (e) {
-        const err = e instanceof HttpError ? e : e instanceof TypeError || e instanceof RangeError ? badRequest(e) : e;
-        if (!(err instanceof HttpError)) {
-          return reply(500, { error: { code: "INTERNAL", message: "the lease handler failed" } });
-        }
-        return reply(err.status, { error: { code: err.code, message: err.message } });
+        // Only the handler's own errors are told; anything else stays on the server.
+        if (!(e instanceof HttpError)) return reply(500, INTERNAL);
+        return reply(e.status, { error: { code: e.code, message: e.message } });
       }
     };
     /** Releases the handler's own leases (those `ids` uses), handing their ids on. */
@@ -392,46 +471,88 @@ export function httpFor(api) {
   return { leaseHandler };
 }
 
+// Methods a `Request` cannot hold (the Fetch standard's forbidden methods).
+const FORBIDDEN_METHODS = ["CONNECT", "TRACE", "TRACK"];
+
 /** Serves `handler` to Node's `http` server: `createServer(nodeListener(handler))`. The
- * request's body is passed on as it is (the handler bounds it). */
+ * request's body is passed on as it is (the handler bounds it in size and time); a body
+ * the handler stopped reading is not read further, and the connection is closed after
+ * the response. A handler's error is a 500 whose message stays on the server. */
 export function nodeListener(handler) {
   optFn("handler", handler, "a function (request) => Promise<Response>");
   return async (req, res) => {
+    const json = (status, body, headers = {}) => {
+      res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const hasBody = req.method !== "GET" && req.method !== "HEAD";
+    const body = hasBody ? webStream(req) : { unread: () => false };
     try {
+      if (FORBIDDEN_METHODS.includes(req.method)) {
+        body.unread();
+        return json(
+          405,
+          { error: { code: "METHOD", message: METHOD_MESSAGE(req.method) } },
+          { allow: "POST, OPTIONS", connection: "close" },
+        );
+      }
       const url = new URL(req.url, `http://${req.headers.host ?? "localhost"}`);
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) {
         if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
       }
-      const hasBody = req.method !== "GET" && req.method !== "HEAD";
       const request = new Request(url, {
         method: req.method,
         headers,
-        body: hasBody ? webStream(req) : undefined,
+        body: hasBody ? body.stream : undefined,
         duplex: "half",
       });
       const response = await handler(request);
-      res.writeHead(response.status, Object.fromEntries(response.headers));
+      const out = Object.fromEntries(response.headers);
+      if (body.unread()) out.connection = "close";
+      res.writeHead(response.status, out);
       res.end(new Uint8Array(await response.arrayBuffer()));
-    } catch (e) {
-      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
-      res.end(`${e?.message ?? e}\n`);
+    } catch {
+      const unread = body.unread();
+      if (!res.headersSent) return json(500, INTERNAL, unread ? { connection: "close" } : {});
+      res.destroy();
     }
   };
 }
 
-/** A Node request as a Web ReadableStream (what `Readable.toWeb` does, with no import). */
+/** A Node request as a Web ReadableStream (what `Readable.toWeb` does, with no import),
+ * read as the handler pulls (one chunk ahead), and `unread()`: stops passing the body on
+ * (the rest is discarded as it arrives) and tells whether some of it has not arrived yet. */
 function webStream(req) {
   let open = true;
-  return new ReadableStream({
-    start(controller) {
-      req.on("data", (chunk) => open && controller.enqueue(new Uint8Array(chunk)));
-      req.on("end", () => open && controller.close());
-      req.on("error", (e) => open && controller.error(e));
+  req.pause();
+  const stop = () => {
+    open = false;
+    req.resume();
+  };
+  const stream = new ReadableStream(
+    {
+      start(controller) {
+        req.on("data", (chunk) => {
+          if (!open) return;
+          controller.enqueue(new Uint8Array(chunk));
+          if (controller.desiredSize <= 0) req.pause();
+        });
+        req.on("end", () => open && controller.close());
+        req.on("error", (e) => open && controller.error(e));
+      },
+      pull() {
+        if (open) req.resume();
+      },
+      cancel: stop,
     },
-    cancel() {
-      open = false;
-      req.destroy();
+    { highWaterMark: 1 },
+  );
+  return {
+    stream,
+    unread() {
+      stop();
+      return !req.complete;
     },
-  });
+  };
 }

@@ -28,4 +28,12 @@ export interface LeaseStore {
   /** The lease's new end (Unix ms of the store's clock). */
   renew(ticket: StoreTicket, ttl: number): Promise<number>;
   release(ticket: StoreTicket, issued: number): Promise<unknown>;
+  /**
+   * Optional: IDs issued by the store itself (the Durable Object store has it). With it,
+   * the HTTP handler's `ids` call asks the store instead of holding a lease of its own.
+   */
+  ids?(
+    args: Omit<StoreAcquire, "token">,
+    count: number,
+  ): Promise<{ node: number; ids: string[] } | { node: null; ids: []; wait: number }>;
 }
