@@ -357,6 +357,76 @@ fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
 }
 
 #[test]
+fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
+    let (pg, store) = server();
+    // Commits acknowledged before their WAL is flushed, and a WAL writer that waits 10 s:
+    // a crash loses every commit of the last seconds.
+    pg.psql("ALTER SYSTEM SET synchronous_commit = off");
+    pg.psql("ALTER SYSTEM SET wal_writer_delay = '10s'");
+    pg.psql("SELECT pg_reload_conf()");
+    let (ttl, skew) = (1_000, 100);
+    let one = Space::new("test:crash", layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    let two = Space::new("test:crash-guard", layout(1))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    // Both spaces exist on disk, their guard windows over, the one id of `one` released.
+    Lease::acquire(&store, &one)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    let kept = Lease::acquire(&store, &two).expect("acquire");
+    pg.psql("CHECKPOINT");
+    sleep(Duration::from_millis(ttl + skew));
+    // The holder takes the released id over, renews through a gate (shut at the crash, so
+    // it issues on until it lapses), and issues.
+    let gated = Gated(store.clone(), Gate::default());
+    let old = std::sync::Arc::new(Lease::acquire(&gated, &one).expect("takeover"));
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    sleep(Duration::from_millis(300));
+    gated.shut(true);
+    let (fence, kept_fence) = (old.until_ms(), kept.until_ms());
+    pg.kill_backend();
+    // The crash is seen even where no commit was lost: a lease granted just after it is
+    // fenced beyond every fence the server held before it.
+    let other = Lease::acquire(&store, &two).expect("acquire after the crash");
+    assert_eq!(other.node(), 1);
+    assert!(
+        other.not_before_ms() > kept_fence,
+        "{} > {kept_fence}",
+        other.not_before_ms()
+    );
+    let new = acquire_within(&store, &one, Duration::from_secs(3));
+    assert!(
+        new.not_before_ms() >= fence,
+        "{} >= {fence}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1_500) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    let theirs = issuing.join().expect("issuing thread");
+    handed_on(&theirs, &ours);
+}
+
+#[test]
 fn invalid_options_are_refused_before_the_database_is_touched() {
     let nowhere = Postgres::new(
         "host=127.0.0.1 port=1 user=app".parse().expect("config"),

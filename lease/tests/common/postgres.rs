@@ -206,6 +206,37 @@ impl Pg {
         }
     }
 
+    /// SIGKILL to one backend of the role the leases use: the postmaster resets every
+    /// backend and runs crash recovery without restarting (same pid, same
+    /// `pg_postmaster_start_time()`). Returns once the server answers again.
+    pub fn kill_backend(&self) {
+        let pid = self.psql(&format!(
+            "SELECT pid FROM pg_stat_activity WHERE usename = '{ROLE}' ORDER BY backend_start LIMIT 1"
+        ));
+        assert!(!pid.is_empty(), "no backend of {ROLE} to kill");
+        Self::signal(pid.parse().expect("a pid"), "KILL");
+        let start = Instant::now();
+        // The postmaster reaps the backend as it starts the reset.
+        while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < START_LIMIT {
+            sleep(Duration::from_millis(5));
+        }
+        while start.elapsed() < START_LIMIT {
+            let ready = Command::new(self.bin.join("pg_isready"))
+                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if ready {
+                return;
+            }
+            sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "postgres on port {} not back within {START_LIMIT:?}",
+            self.port
+        );
+    }
+
     /// A base backup of the running server, taken now, in `name` beside the data dir.
     pub fn base_backup(&self, name: &str) -> PathBuf {
         let to = self.dir.join(name);
