@@ -427,6 +427,64 @@ fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
 }
 
 #[test]
+fn the_database_s_defaults_serializable_and_read_only_do_not_change_the_calls() {
+    let pg = Pg::start();
+    pg.psql("ALTER DATABASE postgres SET default_transaction_isolation = 'serializable'");
+    pg.psql("ALTER DATABASE postgres SET default_transaction_read_only = on");
+    let store = pg.store(SCHEMA);
+    store.setup().expect("setup");
+    scenarios::many(&store);
+}
+
+#[test]
+fn errors_say_what_the_database_said_and_what_to_do() {
+    let (pg, store) = server();
+    let space = Space::new("test:errors", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let as_role = |role: &str| {
+        let config = format!(
+            "host=127.0.0.1 port={} user={role} dbname=postgres connect_timeout=5",
+            pg.port
+        );
+        Postgres::new(config.parse().expect("config"), SCHEMA)
+    };
+    let not_set_up = |store: &Postgres, schema: &str, said: &str| {
+        let err = Lease::acquire(store, &space).unwrap_err();
+        assert!(matches!(err, Error::NotSetUp { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the snowdrift lease functions are not in schema \"{schema}\", or this role may \
+                 not use them: run setup (Postgres::setup, or lease/postgres/setup.sql) for that \
+                 schema, or grant this role USAGE on the schema and the rights on its tables \
+                 (postgres: {said})"
+            )
+        );
+    };
+    let missing = "function snowdrift_acquire(text, bigint, bigint, bigint, text, text, text) \
+                   does not exist, SQLSTATE 42883";
+    // A schema that was never set up.
+    not_set_up(&pg.store("nowhere"), "nowhere", missing);
+    // A role without USAGE on the schema, then without rights on its tables.
+    pg.psql("CREATE ROLE other LOGIN");
+    not_set_up(&as_role("other"), SCHEMA, missing);
+    pg.psql(&format!("GRANT USAGE ON SCHEMA \"{SCHEMA}\" TO other"));
+    not_set_up(
+        &as_role("other"),
+        SCHEMA,
+        "permission denied for table snowdrift_spaces, SQLSTATE 42501",
+    );
+    // Any other failure: the database's message and SQLSTATE.
+    let nul = Space::new("test:\0", layout(2)).ttl_ms(1_000).skew_ms(100);
+    let err = Lease::acquire(&store, &nul).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "postgres: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)"
+    );
+}
+
+#[test]
 fn invalid_options_are_refused_before_the_database_is_touched() {
     let nowhere = Postgres::new(
         "host=127.0.0.1 port=1 user=app".parse().expect("config"),
