@@ -7,7 +7,9 @@
 -- role may create in); no superuser. Concurrent runs wait for each other.
 --
 -- Every time is the database's clock (clock_timestamp(), which moves within a
--- transaction; now() does not), in Unix ms.
+-- transaction; now() does not), in Unix ms. The functions are STRICT: a call with a NULL
+-- argument does not run (no row), which a client uses to refuse a call inside a
+-- transaction it did not begin.
 BEGIN;
 DO $$
 BEGIN
