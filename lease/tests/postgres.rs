@@ -9,7 +9,7 @@ mod pg;
 use common::layout;
 use common::scenarios::{self, acquire_within, take};
 use pg::Pg;
-use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State};
+use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State, Store};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -246,17 +246,24 @@ fn a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder() {
 
 /// A store whose renewals fail while its gate is shut (as if the holder's network were
 /// down), so a test decides whether the old holder or the next one reaches a restored
-/// server first.
+/// server first; or whose renewals reach the database and their replies are lost.
 #[derive(Clone)]
 struct Gated(Postgres, Gate);
 
 impl Gated {
     fn shut(&self, shut: bool) {
-        self.1.store(shut, std::sync::atomic::Ordering::SeqCst);
+        self.set(if shut { SHUT } else { OPEN });
+    }
+
+    fn set(&self, mode: u8) {
+        self.1.store(mode, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
-type Gate = std::sync::Arc<std::sync::atomic::AtomicBool>;
+type Gate = std::sync::Arc<std::sync::atomic::AtomicU8>;
+const OPEN: u8 = 0;
+const SHUT: u8 = 1;
+const REPLIES_LOST: u8 = 2;
 
 impl snowdrift_lease::Store for Gated {
     type Connection = (snowdrift_lease::PostgresConnection, Gate);
@@ -282,10 +289,14 @@ impl snowdrift_lease::Store for Gated {
         ticket: &snowdrift_lease::Ticket,
         ttl_ms: u64,
     ) -> Result<u64, Error> {
-        if connection.1.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(Error::Io(std::io::ErrorKind::NotConnected.into()));
+        match connection.1.load(std::sync::atomic::Ordering::SeqCst) {
+            SHUT => Err(Error::Io(std::io::ErrorKind::NotConnected.into())),
+            REPLIES_LOST => {
+                Postgres::renew(&mut connection.0, ticket, ttl_ms)?;
+                Err(Error::Io(std::io::ErrorKind::TimedOut.into()))
+            }
+            _ => Postgres::renew(&mut connection.0, ticket, ttl_ms),
         }
-        Postgres::renew(&mut connection.0, ticket, ttl_ms)
     }
 
     fn release(
@@ -482,6 +493,82 @@ fn errors_say_what_the_database_said_and_what_to_do() {
         err.to_string(),
         "postgres: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)"
     );
+}
+
+#[test]
+fn renewal_replies_lost_the_holder_lapses_and_the_next_holder_waits_for_the_recorded_fence() {
+    let (_pg, store) = server();
+    let space = Space::new("test:replies", layout(0))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .renew_every_ms(200);
+    let gated = Gated(store.clone(), Gate::default());
+    let old = std::sync::Arc::new(Lease::acquire(&gated, &space).expect("acquire"));
+    sleep(Duration::from_millis(1_200)); // past the new space's guard
+    // Renewals reach the database and move the fence there; the holder hears of none.
+    let heard = old.until_ms();
+    gated.set(REPLIES_LOST);
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(3) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    let theirs = issuing.join().expect("issuing thread");
+    assert_eq!(old.state(), State::Lapsed, "{:?}", old.check());
+    let recorded = store.listing("test:replies").expect("listing").ids[0].until;
+    assert!(
+        recorded > heard,
+        "{recorded} > {heard}: no renewal reached the database"
+    );
+    let new = acquire_within(&store, &space, Duration::from_secs(3));
+    assert!(
+        new.not_before_ms() + 1 >= recorded,
+        "{} + 1 >= {recorded}",
+        new.not_before_ms()
+    );
+    let ours = take(&new, 1_000);
+    handed_on(&theirs, &ours);
+}
+
+#[test]
+fn replayed_calls_grant_nothing_twice_a_repeated_renewal_or_release_changes_nothing() {
+    let (_pg, store) = server();
+    let space = Space::new("test:replayed", layout(1))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let mut con = store.connect(Duration::from_secs(2)).expect("connect");
+    // An acquire sent twice with one token (a retry after a lost reply): two ids, the
+    // second grant's; the first is held by no one until its fence passes.
+    let first = Postgres::acquire(&mut con, &space, "token-a").expect("acquire");
+    let again = Postgres::acquire(&mut con, &space, "token-a").expect("acquire again");
+    assert_ne!(first.node, again.node);
+    let err = Postgres::acquire(&mut con, &space, "token-b").unwrap_err();
+    assert!(matches!(err, Error::AllLeased { .. }), "{err}");
+    let ticket = |node| snowdrift_lease::Ticket {
+        space: "test:replayed".into(),
+        node,
+        token: "token-a".into(),
+    };
+    // A renewal sent twice moves the fence once; a release sent twice releases once.
+    let until = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
+    let until_again = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
+    assert!(until_again >= until);
+    assert!(
+        Postgres::release(&mut con, &ticket(again.node), again.not_before + 1).expect("release")
+    );
+    assert!(
+        !Postgres::release(&mut con, &ticket(again.node), again.not_before + 1).expect("release")
+    );
+    // After the release, a replayed renewal of it is told the lease is gone.
+    let err = Postgres::renew(&mut con, &ticket(again.node), 1_000).unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
 }
 
 #[test]
