@@ -572,6 +572,69 @@ fn replayed_calls_grant_nothing_twice_a_repeated_renewal_or_release_changes_noth
 }
 
 #[test]
+fn a_failover_to_a_standby_that_had_not_caught_up_gives_no_two_holders_one_id() {
+    let (mut pg, store) = server();
+    let (ttl, skew) = (1_500, 100);
+    let space = Space::new("test:failover", layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    // The space exists with its one id released, its guard over, on both servers.
+    Lease::acquire(&store, &space)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    sleep(Duration::from_millis(ttl + skew));
+    let standby = pg.standby();
+    let released = format!(
+        "SELECT count(*) FROM \"{SCHEMA}\".snowdrift_leases WHERE space = 'test:failover' \
+         AND token IS NULL"
+    );
+    let start = Instant::now();
+    while standby.psql(&released) != "1" {
+        assert!(start.elapsed() < Duration::from_secs(10), "standby behind");
+        sleep(Duration::from_millis(20));
+    }
+    standby.detach();
+    // A takeover and its renewals that the standby never receives.
+    let old = std::sync::Arc::new(Lease::acquire(&store, &space).expect("takeover"));
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    sleep(Duration::from_millis(500));
+    let fence = old.until_ms();
+    // The primary goes down (its holder renews nowhere, and issues on until it lapses);
+    // the standby is promoted and shows the id as released long ago.
+    pg.stop_immediate();
+    standby.psql("SELECT pg_promote()");
+    let new = acquire_within(&standby.store(SCHEMA), &space, Duration::from_secs(3));
+    assert_eq!(new.node(), 0);
+    assert!(
+        new.not_before_ms() >= fence,
+        "{} >= {fence}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2_000) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    let theirs = issuing.join().expect("issuing thread");
+    assert_eq!(old.state(), State::Lapsed, "{:?}", old.check());
+    handed_on(&theirs, &ours);
+}
+
+#[test]
 fn invalid_options_are_refused_before_the_database_is_touched() {
     let nowhere = Postgres::new(
         "host=127.0.0.1 port=1 user=app".parse().expect("config"),
