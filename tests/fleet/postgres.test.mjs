@@ -250,10 +250,13 @@ test("a pg Client the application also uses: no call of the lease runs inside th
     const appPath = await path();
     // The application's transaction outlasts the lease's TTL, then rolls back.
     await client.query("BEGIN");
-    await assert.rejects(leaseNode(client, { ...opts, key: space("in-transaction") }), {
+    const refused = {
       message:
         "the pg Client is inside a transaction (BEGIN without COMMIT or ROLLBACK): a lease runs each call as a transaction of its own; pass a pg Pool, or a Client the lease uses alone",
-    });
+    };
+    await assert.rejects(leaseNode(client, { ...opts, key: space("in-transaction") }), refused);
+    await assert.rejects(list(client, opts.key), refused);
+    await assert.rejects(setup(client), refused); // setup.sql would commit the application's transaction
     for (let i = 0; i < 3; i++) {
       await sleep(500);
       assert.equal(await path(), appPath, "the application's transaction keeps its search_path");
