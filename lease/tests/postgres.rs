@@ -493,6 +493,33 @@ fn errors_say_what_the_database_said_and_what_to_do() {
         err.to_string(),
         "postgres: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)"
     );
+    // A lock_timeout shorter than an acquire's wait for the space's row: the database's
+    // error, and the space as it was.
+    Lease::acquire(&store, &space)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    pg.psql("ALTER ROLE app SET lock_timeout = '50ms'");
+    let mut holding = pg.psql_background(&format!(
+        "BEGIN; SELECT * FROM \"{SCHEMA}\".snowdrift_spaces FOR UPDATE; SELECT pg_sleep(10)"
+    ));
+    let locked = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+                  WHERE a.usename = 'postgres' AND l.mode = 'RowShareLock'";
+    let start = Instant::now();
+    while pg.psql(locked) == "0" {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the row was not locked"
+        );
+        sleep(Duration::from_millis(20));
+    }
+    let err = Lease::acquire(&store, &space).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "postgres: canceling statement due to lock timeout (SQLSTATE 55P03)"
+    );
+    let _ = holding.kill();
+    let _ = holding.wait();
 }
 
 #[test]

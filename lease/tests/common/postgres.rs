@@ -338,6 +338,18 @@ impl Pg {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// Runs `sql` as the superuser in a psql process of its own, not waited for.
+    pub fn psql_background(&self, sql: &str) -> Child {
+        Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", "postgres", "-X", "-q", "-c", sql])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("psql")
+    }
+
     /// The lease store of this server, as the unprivileged role.
     pub fn store(&self, schema: &str) -> snowdrift_lease::Postgres {
         let config = format!(
