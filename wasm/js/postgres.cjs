@@ -265,8 +265,11 @@ async function setup(client, options) {
   const connections = connectionsOf(client);
   let c;
   let failed;
+  let late = false;
   const work = async () => {
-    c = await connections.take();
+    const taken = await connections.take();
+    if (late) return connections.give(taken);
+    c = taken;
     const { rows } = await c.query(
       "SELECT current_setting('search_path') AS path, current_setting('default_transaction_isolation') AS isolation, current_setting('default_transaction_read_only') AS read_only, now() = statement_timestamp() AS own",
     );
@@ -283,9 +286,12 @@ async function setup(client, options) {
       );
     }
   };
+  const running = work();
   try {
-    await within(work(), SETUP_MS, `${whereOf(client)} did not finish setup within ${SETUP_MS} ms`);
+    await within(running, SETUP_MS, `${whereOf(client)} did not finish setup within ${SETUP_MS} ms`);
   } catch (e) {
+    late = true;
+    running.catch(() => {}); // after a timeout, its failure is nobody's
     if (!fromSql(e)) failed = e;
     throw explain(e, schema);
   } finally {
