@@ -257,6 +257,13 @@ test("a pg Client the application also uses: no call of the lease runs inside th
     await assert.rejects(leaseNode(client, { ...opts, key: space("in-transaction") }), refused);
     await assert.rejects(list(client, opts.key), refused);
     await assert.rejects(setup(client), refused); // setup.sql would commit the application's transaction
+    await client.query("ROLLBACK");
+    // A transaction at another isolation that already ran a query: refused too.
+    await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    await client.query("SELECT 1");
+    await assert.rejects(leaseNode(client, { ...opts, key: space("serializable") }), refused);
+    await client.query("ROLLBACK");
+    await client.query("BEGIN");
     for (let i = 0; i < 3; i++) {
       await sleep(500);
       assert.equal(await path(), appPath, "the application's transaction keeps its search_path");
