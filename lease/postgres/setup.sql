@@ -7,7 +7,9 @@
 -- role may create in); no superuser. Concurrent runs wait for each other.
 --
 -- Every time is the database's clock (clock_timestamp(), which moves within a
--- transaction; now() does not), in Unix ms.
+-- transaction; now() does not), in Unix ms. The functions are STRICT: a call with a NULL
+-- argument does not run (no row), which a client uses to refuse a call inside a
+-- transaction it did not begin.
 BEGIN;
 DO $$
 BEGIN
@@ -47,21 +49,46 @@ CREATE OR REPLACE FUNCTION snowdrift_now() RETURNS bigint
 LANGUAGE sql VOLATILE
 AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
 
+-- One row per space while the server has run without a crash since the row was written:
+-- UNLOGGED, so crash recovery empties it (after an immediate stop, and after a single
+-- backend's crash, which resets the whole server without restarting it), and it is
+-- empty on a promoted standby and in a restored base backup.
+CREATE UNLOGGED TABLE IF NOT EXISTS snowdrift_alive (space text PRIMARY KEY);
+
 -- The guard against lost commits. A space's records belong to the server process that
 -- wrote them (`server`: pg_postmaster_start_time(), new at every start, and different on a
--- promoted standby). When another process serves them (a restart, possibly from an older
--- backup; a failover to a standby that had not caught up), commits may have been lost:
--- `since` becomes now, and every lease granted in the next ttl + skew ms is fenced after
--- since + ttl + skew, beyond any fence the lost commits could hold. Returns `since`.
+-- promoted standby) and to its run without a crash (the space's row of snowdrift_alive).
+-- When another process serves them (a restart, possibly from an older backup; a failover
+-- to a standby that had not caught up) or the server went through crash recovery,
+-- commits may have been lost: `since` becomes now, and every lease granted in the next
+-- ttl + skew ms is fenced after since + ttl + skew, beyond any fence the lost commits
+-- could hold. Returns `since` when it moved, else NULL.
+--
+-- It also makes the calling transaction's commit wait for its WAL to reach disk when the
+-- session has synchronous_commit = off (a stronger setting is kept): an acknowledged
+-- grant, renewal or release survives a crash.
 CREATE OR REPLACE FUNCTION snowdrift_observe(p_space text, p_now bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT
+LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
 DECLARE
   v_since bigint;
 BEGIN
-  UPDATE snowdrift_spaces s SET server = pg_postmaster_start_time(), since = p_now
-    WHERE s.name = p_space AND s.server <> pg_postmaster_start_time()
-    RETURNING s.since INTO v_since;
+  IF current_setting('synchronous_commit') = 'off' THEN
+    -- Until the end of the transaction (the function's SET clause restores only search_path).
+    PERFORM set_config('synchronous_commit', 'local', true);
+  END IF;
+  PERFORM FROM snowdrift_alive a WHERE a.space = p_space;
+  IF NOT FOUND THEN
+    -- The space's row first, as acquire locks it: rows are locked in one order.
+    UPDATE snowdrift_spaces s SET server = pg_postmaster_start_time(), since = greatest(s.since, p_now)
+      WHERE s.name = p_space
+      RETURNING s.since INTO v_since;
+    INSERT INTO snowdrift_alive AS a VALUES (p_space) ON CONFLICT DO NOTHING;
+  ELSE
+    UPDATE snowdrift_spaces s SET server = pg_postmaster_start_time(), since = greatest(s.since, p_now)
+      WHERE s.name = p_space AND s.server <> pg_postmaster_start_time()
+      RETURNING s.since INTO v_since;
+  END IF;
   RETURN v_since;
 END
 $$;
@@ -74,7 +101,7 @@ CREATE OR REPLACE FUNCTION snowdrift_acquire(
   p_space text, p_capacity bigint, p_ttl bigint, p_skew bigint, p_token text, p_holder text,
   p_layout text
 ) RETURNS TABLE (node bigint, not_before bigint, until bigint, now bigint)
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT
+LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
 DECLARE
   v_now bigint := snowdrift_now();
@@ -128,7 +155,7 @@ $$;
 -- Renew: the fence only moves forward. Error LOST when the id is no longer this lease's.
 CREATE OR REPLACE FUNCTION snowdrift_renew(p_space text, p_node bigint, p_token text, p_ttl bigint)
 RETURNS TABLE (until bigint, now bigint)
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT
+LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
 DECLARE
   v_now bigint := snowdrift_now();
@@ -150,7 +177,7 @@ $$;
 -- 0 when the id was no longer this lease's.
 CREATE OR REPLACE FUNCTION snowdrift_release(p_space text, p_node bigint, p_token text, p_issued bigint)
 RETURNS integer
-LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT
+LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
 BEGIN
   PERFORM snowdrift_observe(p_space, snowdrift_now());
@@ -164,7 +191,7 @@ $$;
 CREATE OR REPLACE FUNCTION snowdrift_list(p_space text)
 RETURNS TABLE (now bigint, capacity bigint, ttl bigint, skew bigint, created bigint, next bigint,
   nodes bigint[], untils bigint[], holders text[])
-LANGUAGE sql VOLATILE SET search_path FROM CURRENT
+LANGUAGE sql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
   SELECT snowdrift_now(), s.capacity, s.ttl, s.skew, s.created, s.next,
     coalesce((SELECT array_agg(l.node ORDER BY l.fence, l.node) FROM snowdrift_leases l WHERE l.space = p_space), '{}'),

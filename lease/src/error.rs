@@ -68,9 +68,17 @@ pub enum Error {
     Generator(snowdrift::Error),
     /// Redis failed or could not be reached.
     Redis(redis::RedisError),
-    /// PostgreSQL failed or could not be reached (feature `postgres`).
+    /// PostgreSQL failed or could not be reached (feature `postgres`). The message is
+    /// the database's own, with its SQLSTATE, detail and hint.
     #[cfg(feature = "postgres")]
     Postgres(tokio_postgres::Error),
+    /// The store is not set up for this client (feature `postgres`): the schema's lease
+    /// functions are missing, or the role may not use them. The message names the schema
+    /// and what to run.
+    NotSetUp {
+        /// What is missing, and what to do.
+        message: String,
+    },
     /// A store did not answer in time, or its connection could not be set up.
     Io(std::io::Error),
     /// A store answered with something that is not the protocol's reply.
@@ -133,7 +141,8 @@ impl fmt::Display for Error {
             Error::AllLeased { message }
             | Error::Config { message }
             | Error::Lost { message }
-            | Error::Invalid { message } => f.write_str(message),
+            | Error::Invalid { message }
+            | Error::NotSetUp { message } => f.write_str(message),
             Error::Lapsed {
                 node,
                 space,
@@ -159,7 +168,24 @@ impl fmt::Display for Error {
             Error::Generator(e) => write!(f, "generator: {e}"),
             Error::Redis(e) => write!(f, "redis: {e}"),
             #[cfg(feature = "postgres")]
-            Error::Postgres(e) => write!(f, "postgres: {e}"),
+            Error::Postgres(e) => match e.as_db_error() {
+                Some(db) => {
+                    write!(
+                        f,
+                        "postgres: {} (SQLSTATE {})",
+                        db.message(),
+                        db.code().code()
+                    )?;
+                    if let Some(detail) = db.detail() {
+                        write!(f, "; {detail}")?;
+                    }
+                    match db.hint() {
+                        Some(hint) => write!(f, "; hint: {hint}"),
+                        None => Ok(()),
+                    }
+                }
+                None => write!(f, "postgres: {e}"),
+            },
             Error::Io(e) => write!(f, "{e}"),
             Error::Reply { message } => write!(f, "unexpected reply from the store: {message}"),
         }

@@ -9,6 +9,7 @@ use crate::store::AsyncStore;
 use crate::store::{Grant, Listed, Listing, Store, Ticket};
 use std::future::Future;
 use std::time::Duration;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
 const CONNECT: &str = include_str!("../postgres/connect.sql");
@@ -107,7 +108,7 @@ fn from_sql(e: tokio_postgres::Error) -> Error {
         return Error::Postgres(e);
     };
     let message = db.message();
-    if *db.code() == tokio_postgres::error::SqlState::RAISE_EXCEPTION
+    if *db.code() == SqlState::RAISE_EXCEPTION
         && let Some((word, rest)) = message.split_once(' ')
     {
         let message = rest.to_string();
@@ -119,6 +120,48 @@ fn from_sql(e: tokio_postgres::Error) -> Error {
         }
     }
     Error::Postgres(e)
+}
+
+/// What the database said, when `e` says the lease functions or tables are missing or
+/// the role may not use them: PostgreSQL skips a schema of `search_path` that does not
+/// exist or that the role has no USAGE on, so both read "function snowdrift_acquire(...)
+/// does not exist" (with a hint about casts that does not apply).
+fn not_set_up(e: &Error) -> Option<String> {
+    let Error::Postgres(e) = e else { return None };
+    let db = e.as_db_error()?;
+    let code = db.code();
+    let missing = *code == SqlState::UNDEFINED_FUNCTION
+        || *code == SqlState::UNDEFINED_TABLE
+        || *code == SqlState::INSUFFICIENT_PRIVILEGE;
+    (missing && db.message().contains("snowdrift_"))
+        .then(|| format!("{}, SQLSTATE {}", db.message(), code.code()))
+}
+
+/// A failed call's error; when the lease functions are missing or out of the role's
+/// reach, says so, naming the schema (the session's, from `connect.sql`).
+async fn explain(client: &tokio_postgres::Client, e: tokio_postgres::Error) -> Error {
+    let e = from_sql(e);
+    let Some(said) = not_set_up(&e) else {
+        return e;
+    };
+    let schema: String = match client
+        .query_typed("SELECT current_setting('snowdrift.schema', true)", &[])
+        .await
+    {
+        Ok(rows) => rows
+            .first()
+            .and_then(|r| r.try_get::<_, Option<String>>(0).ok().flatten())
+            .unwrap_or_default(),
+        Err(_) => return e,
+    };
+    Error::NotSetUp {
+        message: format!(
+            "the snowdrift lease functions are not in schema \"{schema}\", or this role may not \
+             use them: run setup (Postgres::setup, or lease/postgres/setup.sql) for that schema, \
+             or grant this role USAGE on the schema and the rights on its tables \
+             (postgres: {said})"
+        ),
+    }
 }
 
 fn int(v: u64) -> Result<i64, Error> {
@@ -133,7 +176,10 @@ async fn call(
     params: &[(&(dyn ToSql + Sync), Type)],
     what: &str,
 ) -> Result<Vec<u64>, Error> {
-    let rows = client.query_typed(sql, params).await.map_err(from_sql)?;
+    let rows = match client.query_typed(sql, params).await {
+        Ok(rows) => rows,
+        Err(e) => return Err(explain(client, e).await),
+    };
     let reply = |message: String| Error::Reply { message };
     let row = match &rows[..] {
         [row] => row,
@@ -240,20 +286,20 @@ async fn release(
         (&ticket.token, Type::TEXT),
         (&issued, Type::INT8),
     ];
-    let rows = client
-        .query_typed(RELEASE, &params)
-        .await
-        .map_err(from_sql)?;
+    let rows = match client.query_typed(RELEASE, &params).await {
+        Ok(rows) => rows,
+        Err(e) => return Err(explain(client, e).await),
+    };
     let released: Option<i32> = rows.first().and_then(|r| r.try_get(0).ok());
     Ok(released == Some(1))
 }
 
 async fn list(client: &tokio_postgres::Client, space: &str) -> Result<Listing, Error> {
     let space: &(dyn ToSql + Sync) = &space;
-    let rows = client
-        .query_typed(LIST, &[(space, Type::TEXT)])
-        .await
-        .map_err(from_sql)?;
+    let rows = match client.query_typed(LIST, &[(space, Type::TEXT)]).await {
+        Ok(rows) => rows,
+        Err(e) => return Err(explain(client, e).await),
+    };
     let reply = |message: String| Error::Reply { message };
     let [row] = &rows[..] else {
         return Err(reply(format!(

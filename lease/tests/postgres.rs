@@ -9,7 +9,7 @@ mod pg;
 use common::layout;
 use common::scenarios::{self, acquire_within, take};
 use pg::Pg;
-use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State};
+use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State, Store};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -246,17 +246,24 @@ fn a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder() {
 
 /// A store whose renewals fail while its gate is shut (as if the holder's network were
 /// down), so a test decides whether the old holder or the next one reaches a restored
-/// server first.
+/// server first; or whose renewals reach the database and their replies are lost.
 #[derive(Clone)]
 struct Gated(Postgres, Gate);
 
 impl Gated {
     fn shut(&self, shut: bool) {
-        self.1.store(shut, std::sync::atomic::Ordering::SeqCst);
+        self.set(if shut { SHUT } else { OPEN });
+    }
+
+    fn set(&self, mode: u8) {
+        self.1.store(mode, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
-type Gate = std::sync::Arc<std::sync::atomic::AtomicBool>;
+type Gate = std::sync::Arc<std::sync::atomic::AtomicU8>;
+const OPEN: u8 = 0;
+const SHUT: u8 = 1;
+const REPLIES_LOST: u8 = 2;
 
 impl snowdrift_lease::Store for Gated {
     type Connection = (snowdrift_lease::PostgresConnection, Gate);
@@ -282,10 +289,14 @@ impl snowdrift_lease::Store for Gated {
         ticket: &snowdrift_lease::Ticket,
         ttl_ms: u64,
     ) -> Result<u64, Error> {
-        if connection.1.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(Error::Io(std::io::ErrorKind::NotConnected.into()));
+        match connection.1.load(std::sync::atomic::Ordering::SeqCst) {
+            SHUT => Err(Error::Io(std::io::ErrorKind::NotConnected.into())),
+            REPLIES_LOST => {
+                Postgres::renew(&mut connection.0, ticket, ttl_ms)?;
+                Err(Error::Io(std::io::ErrorKind::TimedOut.into()))
+            }
+            _ => Postgres::renew(&mut connection.0, ticket, ttl_ms),
         }
-        Postgres::renew(&mut connection.0, ticket, ttl_ms)
     }
 
     fn release(
@@ -353,6 +364,300 @@ fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
     }
     let theirs = issuing.join().expect("issuing thread");
     assert_eq!(old.state(), State::Lost, "{:?}", old.check());
+    handed_on(&theirs, &ours);
+}
+
+#[test]
+fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
+    let (pg, store) = server();
+    // Commits acknowledged before their WAL is flushed, and a WAL writer that waits 10 s:
+    // a crash loses every commit of the last seconds.
+    pg.psql("ALTER SYSTEM SET synchronous_commit = off");
+    pg.psql("ALTER SYSTEM SET wal_writer_delay = '10s'");
+    pg.psql("SELECT pg_reload_conf()");
+    let (ttl, skew) = (1_000, 100);
+    let one = Space::new("test:crash", layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    let two = Space::new("test:crash-guard", layout(1))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    // Both spaces exist on disk, their guard windows over, the one id of `one` released.
+    Lease::acquire(&store, &one)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    let kept = Lease::acquire(&store, &two).expect("acquire");
+    pg.psql("CHECKPOINT");
+    sleep(Duration::from_millis(ttl + skew));
+    // The holder takes the released id over, renews through a gate (shut at the crash, so
+    // it issues on until it lapses), and issues.
+    let gated = Gated(store.clone(), Gate::default());
+    let old = std::sync::Arc::new(Lease::acquire(&gated, &one).expect("takeover"));
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    sleep(Duration::from_millis(300));
+    gated.shut(true);
+    let (fence, kept_fence) = (old.until_ms(), kept.until_ms());
+    pg.kill_backend();
+    // The crash is seen even where no commit was lost: a lease granted just after it is
+    // fenced beyond every fence the server held before it.
+    let other = Lease::acquire(&store, &two).expect("acquire after the crash");
+    assert_eq!(other.node(), 1);
+    assert!(
+        other.not_before_ms() > kept_fence,
+        "{} > {kept_fence}",
+        other.not_before_ms()
+    );
+    let new = acquire_within(&store, &one, Duration::from_secs(3));
+    assert!(
+        new.not_before_ms() >= fence,
+        "{} >= {fence}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1_500) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    let theirs = issuing.join().expect("issuing thread");
+    handed_on(&theirs, &ours);
+}
+
+#[test]
+fn the_database_s_defaults_serializable_and_read_only_do_not_change_the_calls() {
+    let pg = Pg::start();
+    pg.psql("ALTER DATABASE postgres SET default_transaction_isolation = 'serializable'");
+    pg.psql("ALTER DATABASE postgres SET default_transaction_read_only = on");
+    let store = pg.store(SCHEMA);
+    store.setup().expect("setup");
+    scenarios::many(&store);
+}
+
+#[test]
+fn errors_say_what_the_database_said_and_what_to_do() {
+    let (pg, store) = server();
+    let space = Space::new("test:errors", layout(2))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let as_role = |role: &str| {
+        let config = format!(
+            "host=127.0.0.1 port={} user={role} dbname=postgres connect_timeout=5",
+            pg.port
+        );
+        Postgres::new(config.parse().expect("config"), SCHEMA)
+    };
+    let not_set_up = |store: &Postgres, schema: &str, said: &str| {
+        let err = Lease::acquire(store, &space).unwrap_err();
+        assert!(matches!(err, Error::NotSetUp { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the snowdrift lease functions are not in schema \"{schema}\", or this role may \
+                 not use them: run setup (Postgres::setup, or lease/postgres/setup.sql) for that \
+                 schema, or grant this role USAGE on the schema and the rights on its tables \
+                 (postgres: {said})"
+            )
+        );
+    };
+    let missing = "function snowdrift_acquire(text, bigint, bigint, bigint, text, text, text) \
+                   does not exist, SQLSTATE 42883";
+    // A schema that was never set up.
+    not_set_up(&pg.store("nowhere"), "nowhere", missing);
+    // A role without USAGE on the schema, then without rights on its tables.
+    pg.psql("CREATE ROLE other LOGIN");
+    not_set_up(&as_role("other"), SCHEMA, missing);
+    pg.psql(&format!("GRANT USAGE ON SCHEMA \"{SCHEMA}\" TO other"));
+    not_set_up(
+        &as_role("other"),
+        SCHEMA,
+        "permission denied for table snowdrift_spaces, SQLSTATE 42501",
+    );
+    // Any other failure: the database's message and SQLSTATE.
+    let nul = Space::new("test:\0", layout(2)).ttl_ms(1_000).skew_ms(100);
+    let err = Lease::acquire(&store, &nul).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "postgres: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)"
+    );
+    // A lock_timeout shorter than an acquire's wait for the space's row: the database's
+    // error, and the space as it was.
+    Lease::acquire(&store, &space)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    pg.psql("ALTER ROLE app SET lock_timeout = '50ms'");
+    let mut holding = pg.psql_background(&format!(
+        "BEGIN; SELECT * FROM \"{SCHEMA}\".snowdrift_spaces FOR UPDATE; SELECT pg_sleep(10)"
+    ));
+    let locked = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+                  WHERE a.usename = 'postgres' AND l.mode = 'RowShareLock'";
+    let start = Instant::now();
+    while pg.psql(locked) == "0" {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the row was not locked"
+        );
+        sleep(Duration::from_millis(20));
+    }
+    let err = Lease::acquire(&store, &space).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "postgres: canceling statement due to lock timeout (SQLSTATE 55P03)"
+    );
+    let _ = holding.kill();
+    let _ = holding.wait();
+}
+
+#[test]
+fn renewal_replies_lost_the_holder_lapses_and_the_next_holder_waits_for_the_recorded_fence() {
+    let (_pg, store) = server();
+    let space = Space::new("test:replies", layout(0))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .renew_every_ms(200);
+    let gated = Gated(store.clone(), Gate::default());
+    let old = std::sync::Arc::new(Lease::acquire(&gated, &space).expect("acquire"));
+    sleep(Duration::from_millis(1_200)); // past the new space's guard
+    // Renewals reach the database and move the fence there; the holder hears of none.
+    let heard = old.until_ms();
+    gated.set(REPLIES_LOST);
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(3) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    let theirs = issuing.join().expect("issuing thread");
+    assert_eq!(old.state(), State::Lapsed, "{:?}", old.check());
+    let recorded = store.listing("test:replies").expect("listing").ids[0].until;
+    assert!(
+        recorded > heard,
+        "{recorded} > {heard}: no renewal reached the database"
+    );
+    let new = acquire_within(&store, &space, Duration::from_secs(3));
+    assert!(
+        new.not_before_ms() + 1 >= recorded,
+        "{} + 1 >= {recorded}",
+        new.not_before_ms()
+    );
+    let ours = take(&new, 1_000);
+    handed_on(&theirs, &ours);
+}
+
+#[test]
+fn replayed_calls_grant_nothing_twice_a_repeated_renewal_or_release_changes_nothing() {
+    let (_pg, store) = server();
+    let space = Space::new("test:replayed", layout(1))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let mut con = store.connect(Duration::from_secs(2)).expect("connect");
+    // An acquire sent twice with one token (a retry after a lost reply): two ids, the
+    // second grant's; the first is held by no one until its fence passes.
+    let first = Postgres::acquire(&mut con, &space, "token-a").expect("acquire");
+    let again = Postgres::acquire(&mut con, &space, "token-a").expect("acquire again");
+    assert_ne!(first.node, again.node);
+    let err = Postgres::acquire(&mut con, &space, "token-b").unwrap_err();
+    assert!(matches!(err, Error::AllLeased { .. }), "{err}");
+    let ticket = |node| snowdrift_lease::Ticket {
+        space: "test:replayed".into(),
+        node,
+        token: "token-a".into(),
+    };
+    // A renewal sent twice moves the fence once; a release sent twice releases once.
+    let until = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
+    let until_again = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
+    assert!(until_again >= until);
+    assert!(
+        Postgres::release(&mut con, &ticket(again.node), again.not_before + 1).expect("release")
+    );
+    assert!(
+        !Postgres::release(&mut con, &ticket(again.node), again.not_before + 1).expect("release")
+    );
+    // After the release, a replayed renewal of it is told the lease is gone.
+    let err = Postgres::renew(&mut con, &ticket(again.node), 1_000).unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+}
+
+#[test]
+fn a_failover_to_a_standby_that_had_not_caught_up_gives_no_two_holders_one_id() {
+    let (mut pg, store) = server();
+    let (ttl, skew) = (1_500, 100);
+    let space = Space::new("test:failover", layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(200);
+    // The space exists with its one id released, its guard over, on both servers.
+    Lease::acquire(&store, &space)
+        .expect("acquire")
+        .release()
+        .expect("release");
+    sleep(Duration::from_millis(ttl + skew));
+    let standby = pg.standby();
+    let released = format!(
+        "SELECT count(*) FROM \"{SCHEMA}\".snowdrift_leases WHERE space = 'test:failover' \
+         AND token IS NULL"
+    );
+    let start = Instant::now();
+    while standby.psql(&released) != "1" {
+        assert!(start.elapsed() < Duration::from_secs(10), "standby behind");
+        sleep(Duration::from_millis(20));
+    }
+    standby.detach();
+    // A takeover and its renewals that the standby never receives.
+    let old = std::sync::Arc::new(Lease::acquire(&store, &space).expect("takeover"));
+    let issuing = {
+        let old = std::sync::Arc::clone(&old);
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
+                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+                sleep(Duration::from_millis(1));
+            }
+            ids
+        })
+    };
+    sleep(Duration::from_millis(500));
+    let fence = old.until_ms();
+    // The primary goes down (its holder renews nowhere, and issues on until it lapses);
+    // the standby is promoted and shows the id as released long ago.
+    pg.stop_immediate();
+    standby.psql("SELECT pg_promote()");
+    let new = acquire_within(&standby.store(SCHEMA), &space, Duration::from_secs(3));
+    assert_eq!(new.node(), 0);
+    assert!(
+        new.not_before_ms() >= fence,
+        "{} >= {fence}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2_000) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    let theirs = issuing.join().expect("issuing thread");
+    assert_eq!(old.state(), State::Lapsed, "{:?}", old.check());
     handed_on(&theirs, &ours);
 }
 

@@ -6,13 +6,16 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { leaseNode, list, setup } from "snowdrift/postgres";
 import { decode } from "snowdrift";
 import { freePort, sleep } from "./redis-server.mjs";
 import { assertDisjoint, issueFor, runChild, until } from "./holders.mjs";
+import { ROLE } from "./pg-server.mjs";
 import { connectPostgres, startStore, withStore } from "./stores.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -45,7 +48,7 @@ test("setup is idempotent and safe to run concurrently, in a schema the user nam
     );
     assert.deepEqual(
       tables.rows.map((r) => r.table_name),
-      ["snowdrift_leases", "snowdrift_spaces"],
+      ["snowdrift_alive", "snowdrift_leases", "snowdrift_spaces"],
     );
     const key = space("schema");
     const lease = await leaseNode(pool, { key, layout: layout(2), ttlMs: 1000, skewMs: 100, schema });
@@ -54,10 +57,16 @@ test("setup is idempotent and safe to run concurrently, in a schema the user nam
     await lease.release();
   }));
 
-test("the caller's session is left as it was: search_path after setup, acquire, renewals and release", () =>
+test("the caller's session is left as it was: search_path and default isolation after setup, acquire, renewals and release", () =>
   withStore("pg-client", server, async (client) => {
     await client.query("SET search_path TO public, pg_catalog");
-    const path = async () => (await client.query("SHOW search_path")).rows[0].search_path;
+    await client.query("SET default_transaction_isolation TO 'repeatable read'");
+    const path = async () =>
+      (
+        await client.query(
+          "SELECT current_setting('search_path') || ' ' || current_setting('default_transaction_isolation') AS p",
+        )
+      ).rows[0].p;
     const before = await path();
     await setup(client);
     assert.equal(await path(), before);
@@ -231,3 +240,128 @@ test("snowdrift lease --postgres lists a space's leases, as text and JSON", () =
     const both = await child(process.execPath, [BIN, "lease", key, "--postgres", server.url, "--redis", "x"]);
     assert.match(both.err, /lease takes --redis or --postgres, not both/);
   }));
+
+test("a pg Client the application also uses: no call of the lease runs inside the application's transaction", () =>
+  withStore("pg-client", server, async (client) => {
+    const opts = { key: space("shared"), layout: layout(0), ttlMs: 1000, skewMs: 100 };
+    const held = await leaseNode(client, opts);
+    const theirs = issueFor(held.generator(), 3000);
+    const path = async () => (await client.query("SHOW search_path")).rows[0].search_path;
+    const appPath = await path();
+    // The application's transaction outlasts the lease's TTL, then rolls back.
+    await client.query("BEGIN");
+    const refused = {
+      message:
+        "the pg Client is inside a transaction (BEGIN without COMMIT or ROLLBACK): a lease runs each call as a transaction of its own; pass a pg Pool, or a Client the lease uses alone",
+    };
+    await assert.rejects(leaseNode(client, { ...opts, key: space("in-transaction") }), refused);
+    await assert.rejects(list(client, opts.key), refused);
+    await assert.rejects(setup(client), refused); // setup.sql would commit the application's transaction
+    await client.query("ROLLBACK");
+    // A transaction at another isolation that already ran a query: refused too.
+    await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    await client.query("SELECT 1");
+    await assert.rejects(leaseNode(client, { ...opts, key: space("serializable") }), refused);
+    await client.query("ROLLBACK");
+    await client.query("BEGIN");
+    for (let i = 0; i < 3; i++) {
+      await sleep(500);
+      assert.equal(await path(), appPath, "the application's transaction keeps its search_path");
+    }
+    const next = await withStore("pg-pool", server, async (pool) => {
+      await pool.query("SELECT 1"); // a connection ready
+      await client.query("ROLLBACK");
+      // At once, as a service starting just then would.
+      const next = await until(
+        "a lease of the id",
+        () => leaseNode(pool, opts).catch((e) => (/are leased/.test(e.message) ? undefined : Promise.reject(e))),
+        3000,
+      );
+      const ours = await issueFor(next.generator(), 1000);
+      await next.release();
+      return ours;
+    });
+    assert.equal(held.state, "lapsed");
+    assertDisjoint([await theirs, next], "the shared Client's holder and the next holder");
+  }));
+
+test("a pg Pool without an 'error' listener: idle connections dying do not end the process, and the lease renews on", async () => {
+  const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+  try {
+    const held = await leaseNode(pool, {
+      key: space("idle"),
+      layout: layout(2),
+      ttlMs: 1500,
+      skewMs: 100,
+      renewEveryMs: 100,
+    });
+    await until("an idle pooled connection", () => pool.idleCount > 0, 2000);
+    server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'");
+    const until0 = held.until;
+    await until("a renewal after the connections died", () => held.until > until0, 3000);
+    assert.equal(held.state, "live");
+    await held.release();
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a server that accepts and never answers: leaseNode rejects after the TTL, saying so", async () => {
+  const sockets = new Set();
+  const silent = createServer((s) => sockets.add(s));
+  await new Promise((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const pool = new pg.Pool({ host: "127.0.0.1", port: silent.address().port, user: "app", database: "app" });
+  try {
+    await assert.rejects(leaseNode(pool, { key: space("silent"), ttlMs: 1000, skewMs: 100 }), {
+      message: `PostgreSQL at 127.0.0.1:${silent.address().port} did not answer acquire within 1000 ms`,
+    });
+  } finally {
+    for (const s of sockets) s.destroy();
+    silent.close();
+    await pool.end();
+  }
+});
+
+test("a schema never set up, or a role without rights on it: the error names the schema and what to run", async () => {
+  /** Rejects with the message naming `schema`, ending with what PostgreSQL said (`said`). */
+  const notSetUp = (p, schema, said) =>
+    assert.rejects(p, (e) => {
+      const start = `the snowdrift lease functions are not in schema "${schema}", or this role may not use them: run setup (setup() of snowdrift/postgres, or lease/postgres/setup.sql) for that schema, or grant this role USAGE on the schema and the rights on its tables (PostgreSQL: `;
+      assert.ok(e.message.startsWith(start), e.message);
+      assert.match(e.message.slice(start.length), said);
+      return true;
+    });
+  const missing = /^function snowdrift_acquire\(.*\) does not exist\)$/;
+  const opts = { key: space("unset"), layout: layout(2), ttlMs: 1000, skewMs: 100 };
+  await withStore("pg-pool", server, (pool) =>
+    notSetUp(leaseNode(pool, { ...opts, schema: "nowhere" }), "nowhere", missing),
+  );
+  server.psql("CREATE ROLE other LOGIN");
+  const other = await connectPostgres("pg-pool", server.url.replace(`${ROLE}@`, "other@"));
+  try {
+    await notSetUp(leaseNode(other.client, opts), "snowdrift", missing);
+    server.psql("GRANT USAGE ON SCHEMA snowdrift TO other");
+    await notSetUp(leaseNode(other.client, opts), "snowdrift", /^permission denied for table snowdrift_spaces\)$/);
+  } finally {
+    await other.close();
+  }
+});
+
+test("a database whose defaults are serializable and read-only: 64 racers share 32 ids, the rest are told all are leased", async () => {
+  server.psql(`CREATE DATABASE strict OWNER ${ROLE}`);
+  server.psql("ALTER DATABASE strict SET default_transaction_isolation = 'serializable'");
+  server.psql("ALTER DATABASE strict SET default_transaction_read_only = on");
+  const { client: pool, close } = await connectPostgres("pg-pool", server.url.replace(/postgres$/, "strict"));
+  try {
+    await setup(pool);
+    const opts = { key: space("racers"), layout: layout(5), ttlMs: 2000, skewMs: 100 };
+    const results = await Promise.allSettled(Array.from({ length: 64 }, () => leaseNode(pool, opts)));
+    const won = results.filter((r) => r.status === "fulfilled").map((r) => r.value);
+    const refused = results.filter((r) => r.status === "rejected").map((r) => r.reason.message);
+    assert.deepEqual(new Set(refused), new Set([`all 32 node ids of '${opts.key}' are leased`]));
+    assert.equal(new Set(won.map((l) => l.node)).size, 32);
+    await Promise.all(won.map((l) => l.release()));
+  } finally {
+    await close();
+  }
+});

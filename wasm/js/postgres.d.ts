@@ -7,7 +7,10 @@ export type { LeaseStore } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: pg's own query signature must fit
 /** A node-postgres (`pg`) `Pool` (a connection is checked out for each call) or `Client`
- * (a `new Client()` after `connect()`, or a client checked out of a pool). */
+ * (a `new Client()` after `connect()`, or a client checked out of a pool) that the leases
+ * use alone: on a `Client` inside the application's transaction, calls are refused. A
+ * no-op `'error'` listener is added to it, so that an idle connection dying (a server
+ * restart) does not end the process. */
 export type PostgresClient = { query(...args: any[]): Promise<any> };
 // biome-ignore-end lint/suspicious/noExplicitAny: pg's own query signature must fit
 
@@ -21,9 +24,13 @@ export interface PostgresLeaseOptions extends LeaseOptions, SchemaOptions {}
 /**
  * Leases a node id of the space `options.key`; resolves once the lease is usable. Live
  * leases are released on SIGINT, SIGTERM and `beforeExit`. Each call is one transaction
- * on one connection; the connection's session settings are left as they were.
+ * of its own (READ COMMITTED, read-write) on one connection, bounded by the TTL; the
+ * connection's session settings are left as they were.
  * @throws {TypeError | RangeError} bad options, before any call to PostgreSQL.
  * @throws {RangeError} every node id is leased, or the space has other settings.
+ * @throws {Error} no answer within the TTL; a `Client` inside a transaction; the schema
+ * not set up or out of the role's reach (the message says what to run); the database's
+ * error.
  */
 export declare function leaseNode(client: PostgresClient, options: PostgresLeaseOptions): Promise<Lease>;
 

@@ -47,13 +47,14 @@ pub struct Pg {
 }
 
 impl Pg {
-    pub fn start() -> Pg {
+    /// A server of its own dir and port, not started, without data.
+    fn empty() -> Pg {
         static COUNT: AtomicU32 = AtomicU32::new(0);
         let n = COUNT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("snowdrift-pg-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut pg = Pg {
+        let pg = Pg {
             port: free_port(),
             dir,
             bin: bindir(),
@@ -61,6 +62,11 @@ impl Pg {
             child: None,
         };
         pg.own(&pg.dir.clone());
+        pg
+    }
+
+    pub fn start() -> Pg {
+        let mut pg = Pg::empty();
         let data = pg.data();
         let out = pg
             .command("initdb")
@@ -206,6 +212,80 @@ impl Pg {
         }
     }
 
+    /// SIGKILL to one backend of the role the leases use: the postmaster resets every
+    /// backend and runs crash recovery without restarting (same pid, same
+    /// `pg_postmaster_start_time()`). Returns once the server answers again.
+    pub fn kill_backend(&self) {
+        let pid = self.psql(&format!(
+            "SELECT pid FROM pg_stat_activity WHERE usename = '{ROLE}' ORDER BY backend_start LIMIT 1"
+        ));
+        assert!(!pid.is_empty(), "no backend of {ROLE} to kill");
+        Self::signal(pid.parse().expect("a pid"), "KILL");
+        let start = Instant::now();
+        // The postmaster reaps the backend as it starts the reset.
+        while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < START_LIMIT {
+            sleep(Duration::from_millis(5));
+        }
+        while start.elapsed() < START_LIMIT {
+            let ready = Command::new(self.bin.join("pg_isready"))
+                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if ready {
+                return;
+            }
+            sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "postgres on port {} not back within {START_LIMIT:?}",
+            self.port
+        );
+    }
+
+    /// A streaming standby of this server (a base backup with `-R`, started on a port of
+    /// its own), once it has replayed everything committed here.
+    pub fn standby(&self) -> Pg {
+        let mut standby = Pg::empty();
+        let out = self
+            .command("pg_basebackup")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+            ])
+            .arg("-D")
+            .arg(standby.data())
+            .args(["-X", "stream", "-c", "fast", "-R"])
+            .output()
+            .expect("pg_basebackup");
+        assert!(
+            out.status.success(),
+            "pg_basebackup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        standby.spawn();
+        standby
+    }
+
+    /// Stops a standby's replication (it keeps what it has replayed, and receives no
+    /// more); returns once its WAL receiver is gone.
+    pub fn detach(&self) {
+        self.psql("ALTER SYSTEM SET primary_conninfo = ''");
+        self.psql("SELECT pg_reload_conf()");
+        let start = Instant::now();
+        while self.psql("SELECT count(*) FROM pg_stat_wal_receiver") != "0" {
+            assert!(
+                start.elapsed() < START_LIMIT,
+                "the WAL receiver did not stop"
+            );
+            sleep(Duration::from_millis(20));
+        }
+    }
+
     /// A base backup of the running server, taken now, in `name` beside the data dir.
     pub fn base_backup(&self, name: &str) -> PathBuf {
         let to = self.dir.join(name);
@@ -256,6 +336,18 @@ impl Pg {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Runs `sql` as the superuser in a psql process of its own, not waited for.
+    pub fn psql_background(&self, sql: &str) -> Child {
+        Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", "postgres", "-X", "-q", "-c", sql])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("psql")
     }
 
     /// The lease store of this server, as the unprivileged role.
