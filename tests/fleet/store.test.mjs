@@ -234,7 +234,10 @@ const LOSSES = [
   ...KEY_NAMES.flatMap((a, i) => KEY_NAMES.slice(i + 1).map((b) => [`${a} and ${b}`, (k) => [["DEL", k[a], k[b]]]])),
   ["all four", (k) => [["DEL", ...Object.values(k)]]],
   ["the id's fence (ZREM ends)", (k) => [["ZREM", k.ends, "0"]]],
-  ["meta's next field (HDEL)", (k) => [["HDEL", k.meta, "next"]]],
+  ...["capacity", "ttl", "skew", "created", "next", "layout", "run"].map((f) => [
+    `meta's ${f} field (HDEL)`,
+    (k) => [["HDEL", k.meta, f]],
+  ]),
   ["the id's token (HDEL)", (k) => [["HDEL", k.token, "0"]]],
   ["the id's holder (HDEL)", (k) => [["HDEL", k.holder, "0"]]],
 ];
