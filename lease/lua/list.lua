@@ -3,10 +3,11 @@
 -- KEYS: as acquire.lua. ARGV: space name.
 -- Returns {now, capacity, ttl, skew, created, next, node, until, holder, node, until,
 -- holder, ...}: Redis's clock, the space's settings, then every id ever leased with its
--- fence and holder ('' when released, or when its description was lost). A space whose
+-- fence and holder ('' when released; '(description lost)' for an id whose lease holds a
+-- token but whose description is gone). A space whose
 -- records are not intact (below) is listed as one that does not exist, settings as empty
 -- strings and no ids: the next acquire starts it over.
-local meta, ends, holders = KEYS[1], KEYS[2], KEYS[4]
+local meta, ends, tokens, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 -- Whether the space's records are intact: its meta hash has every field and was written
 -- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
@@ -37,6 +38,10 @@ local all = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
 for i = 1, #all, 2 do
   table.insert(out, tonumber(all[i]))
   table.insert(out, tonumber(all[i + 1]))
-  table.insert(out, redis.call('HGET', holders, all[i]) or '')
+  local holder = redis.call('HGET', holders, all[i])
+  if not holder then
+    holder = redis.call('HEXISTS', tokens, all[i]) == 1 and '(description lost)' or ''
+  end
+  table.insert(out, holder)
 end
 return out

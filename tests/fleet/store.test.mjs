@@ -332,7 +332,8 @@ async function keysLostCell(client, store, { key, lose, script, aheadMs }) {
     const ids = [];
     for (let i = 6; i < r.length; i += 3) ids.push([r[i], r[i + 2]]);
     reply = r.slice(1).every((v) => v === "") ? "no space" : { capacity: r[1], ids };
-    const holder = commands.some((c) => c.includes(k.holder)) ? "" : "host a";
+    const gone = (key) => commands.some((c) => c.includes(key));
+    const holder = !gone(k.holder) ? "host a" : gone(k.token) ? "" : "(description lost)";
     expected = kind === "over" ? "no space" : { capacity: "1", ids: [[0, holder]] };
   }
   // The old holder stops: a holder told LOST never releases; the others do.
