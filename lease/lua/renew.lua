@@ -3,17 +3,36 @@
 -- KEYS: as acquire.lua. ARGV: space name, node, token, ttl ms.
 -- Returns {until, now}: the new lease end and fence (never earlier than before), and
 -- Redis's clock. Error LOST when the id is no longer this lease's: another holder took
--- it after the lease ended, or the records may have lost writes (a key missing, or
--- written by another Redis process: a restart, a failover; see acquire.lua).
+-- it after the lease ended, or the records are not intact (they may have lost writes: a
+-- restart, a failover, an eviction; the next acquire starts the space over).
 local meta, ends, tokens = KEYS[1], KEYS[2], KEYS[3]
 local space, node, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
+-- Whether the space's records are intact: its meta hash has every field and was written
+-- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
+-- Records that are not may have lost writes (a restart, a failover, a key evicted on its
+-- own): no script trusts them, and only acquire writes to them, starting the space over.
+-- The same function in every script (a script cannot import one). Returns whether they
+-- are, the meta fields, and this process's run_id.
+local function intact(meta, ends)
+  local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next', 'layout', 'run')
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+  for i = 1, 7 do
+    if not m[i] then
+      return false, m, run
+    end
+  end
+  return m[7] == run and redis.call('ZCARD', ends) == tonumber(m[5]), m, run
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 
-local score = redis.call('ZSCORE', ends, node)
-if redis.call('HGET', tokens, node) ~= token or redis.call('HGET', meta, 'run') ~= run or not score then
+local score
+if intact(meta, ends) and redis.call('HGET', tokens, node) == token then
+  score = redis.call('ZSCORE', ends, node)
+end
+if not score then
   return redis.error_reply(string.format(
     "LOST node id %s of '%s' is no longer held by this lease (taken over after it ended, or Redis lost or may have lost its records: a restart, a failover, an eviction)",
     node, space))

@@ -84,6 +84,38 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
 }
 
 #[test]
+fn a_release_after_the_fences_were_evicted_writes_nothing_and_the_next_holder_repeats_no_id() {
+    let server = Server::start();
+    let client = server.client();
+    let space = Space::new("test:evicted", layout(0))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    // A new space's first leases may have one tick of ID time before their fence: 4,096
+    // IDs of a 12-bit sequence.
+    let old = Lease::acquire(&client, &space).expect("acquire");
+    let old_ids = take(&old, 4_000);
+    assert_eq!(old_ids.len(), 4_000);
+    // Eviction under maxmemory removes one key at a time: here the fences, alone.
+    redis::cmd("DEL")
+        .arg("{test:evicted}:ends")
+        .query::<()>(&mut server.connection())
+        .expect("DEL");
+    old.release()
+        .expect("a release of records that may have lost writes is not an error");
+    let new = scenarios::acquire_within(&client, &space, Duration::from_secs(3));
+    assert_eq!(new.node(), 0);
+    let new_ids = take(&new, 4_000);
+    assert_eq!(new_ids.len(), 4_000);
+    let old_set: HashSet<u64> = old_ids.iter().copied().collect();
+    let repeated = new_ids.iter().filter(|id| old_set.contains(id)).count();
+    assert_eq!(
+        repeated, 0,
+        "{repeated} of the old holder's IDs issued again"
+    );
+    new.release().expect("release");
+}
+
+#[test]
 fn the_listing_shows_settings_ids_and_holders() {
     scenarios::list(&Server::start().client());
 }
