@@ -1,23 +1,21 @@
 //! A lease just granted, before its generator exists: waiting until it is usable.
 
+use crate::beat::{Beat, Decision, decide, usable};
 use crate::error::Error;
 use crate::shared::{Shared, Started};
 use crate::space::Space;
 use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How often a new lease renews while it waits to become usable (PROTOCOL step 2).
-pub(crate) const USABLE_POLL: Duration = Duration::from_millis(100);
+use std::time::Instant;
 
 /// A lease just granted by the store's acquire, before its generator exists.
 pub(crate) struct Pending {
     pub grant: Grant,
     pub ticket: Ticket,
     pub started: Instant,
-    /// When the newest successful call (acquire or renew) was sent.
-    pub last_sent: Instant,
+    /// When the calls were sent: the holder's rules decide from it.
+    beat: Beat,
 }
 
 /// Why a granted lease could not start, and what hands it back unused: the ticket and
@@ -34,19 +32,46 @@ impl Pending {
             },
             grant,
             started: sent,
-            last_sent: sent,
+            beat: Beat::new(
+                sent,
+                sent,
+                space.ttl_ms,
+                space.skew_ms,
+                space.renew_every(),
+                u64::from(space.layout.unit_ms()),
+            ),
         }
     }
 
     /// Whether the fence leaves at least one tick after `not_before` (PROTOCOL step 2).
     pub fn usable<C>(&self, space: &Space<C>) -> bool {
-        let tick = u64::from(space.layout.unit_ms());
-        self.grant.until > self.grant.not_before.saturating_add(tick)
+        usable(
+            self.grant.until,
+            self.grant.not_before,
+            u64::from(space.layout.unit_ms()),
+        )
     }
 
-    /// Whether the usable wait has run out (`ttl + skew`).
-    pub fn waited_too_long<C>(&self, space: &Space<C>) -> bool {
-        self.started.elapsed() >= Duration::from_millis(space.ttl_ms + space.skew_ms)
+    /// What the wait until usable does at `now` (the holder's rules): `Renew`, `Sleep`,
+    /// `GiveUp` or `Lapse`.
+    pub fn decide(&self, now: Instant) -> Decision {
+        let (g, beat) = (&self.grant, &self.beat);
+        decide(&beat.situation(now, g.until, g.not_before, None))
+    }
+
+    /// A renewal is sent at `at`; how long it may take (until the lapse).
+    pub fn sending(&mut self, at: Instant) -> std::time::Duration {
+        self.beat.sent(at);
+        self.beat.budget(at)
+    }
+
+    pub fn lapsed<C>(&self, space: &Space<C>) -> Error {
+        Error::Lapsed {
+            node: self.grant.node,
+            space: space.name.clone(),
+            ttl_ms: space.ttl_ms,
+            skew_ms: space.skew_ms,
+        }
     }
 
     pub fn not_usable<C>(&self, space: &Space<C>) -> Error {
@@ -64,7 +89,7 @@ impl Pending {
         match reply {
             Ok(until) => {
                 self.grant.until = self.grant.until.max(until);
-                self.last_sent = sent;
+                self.beat.succeeded(sent);
                 Ok(false)
             }
             Err(e @ Error::Lost { .. }) => Err(e),
@@ -76,18 +101,14 @@ impl Pending {
     /// what hands the id back unused.
     pub fn start<C: Clock + Clone>(self, space: &Space<C>) -> Result<Started<C>, Failed> {
         let (ticket, until) = (self.ticket.clone(), self.grant.until);
-        let last_sent = self.last_sent;
         match self.into_shared(space) {
-            Ok(shared) => {
-                let beat = shared.beat(last_sent, space.renew_every());
-                Ok((Arc::new(shared), beat))
-            }
+            Ok((shared, beat)) => Ok((Arc::new(shared), beat)),
             Err(e) => Err(Box::new((e, ticket, until))),
         }
     }
 
     /// The generator for the lease: resumed after `not_before`, fenced at `until`.
-    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<Shared<C>, Error> {
+    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<(Shared<C>, Beat), Error> {
         let g = &self.grant;
         let generator =
             AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
@@ -97,6 +118,6 @@ impl Pending {
             generator.resume_after_ms(g.not_before)?;
         }
         generator.set_fence_ms(g.until);
-        Ok(Shared::new(generator, space, self.ticket, g))
+        Ok((Shared::new(generator, space, self.ticket, g), self.beat))
     }
 }
