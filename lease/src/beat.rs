@@ -213,6 +213,12 @@ impl Beat {
         left.min(period).max(Duration::from_millis(5))
     }
 
+    /// Whether `ttl - skew` passed at `now` since the newest successful call was sent.
+    pub fn lapsed(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.ok_sent)
+            >= Duration::from_millis(self.ttl_ms - self.skew_ms)
+    }
+
     /// A renewal is sent now.
     pub fn sent(&mut self, at: Instant) {
         self.sent = at;

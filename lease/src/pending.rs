@@ -87,6 +87,8 @@ impl Pending {
     /// id was lost.
     pub fn renewed(&mut self, reply: Result<u64, Error>, sent: Instant) -> Result<bool, Error> {
         match reply {
+            // A reply that comes after the lapse was due does not count.
+            Ok(_) if self.beat.lapsed(Instant::now()) => Ok(false),
             Ok(until) => {
                 self.grant.until = self.grant.until.max(until);
                 self.beat.succeeded(sent);
@@ -119,5 +121,45 @@ impl Pending {
         }
         generator.set_fence_ms(g.until);
         Ok((Shared::new(generator, space, self.ticket, g), self.beat))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Grant;
+    use snowdrift::Layout;
+    use std::time::Duration;
+
+    /// A new space's lease, waiting to become usable, whose acquire was sent `ago`.
+    fn waiting(ago: Duration) -> (Space, Pending) {
+        let space = Space::new("ids:waiting", Layout::TWITTER)
+            .ttl_ms(1000)
+            .skew_ms(100);
+        let grant = Grant {
+            node: 0,
+            not_before: 1_800_000_000_000,
+            until: 1_800_000_000_000,
+            now: 1_799_999_999_000,
+        };
+        let pending = Pending::new(&space, "token".into(), grant, Instant::now() - ago);
+        (space, pending)
+    }
+
+    #[test]
+    fn a_reply_in_time_moves_the_fence() {
+        let (space, mut p) = waiting(Duration::from_millis(100));
+        assert!(!p.renewed(Ok(1_800_000_000_050), Instant::now()).unwrap());
+        assert!(p.usable(&space));
+    }
+
+    #[test]
+    fn a_reply_after_the_lapse_does_not_count() {
+        // ttl - skew (900 ms) passed since the acquire, the only successful call, was sent.
+        let (space, mut p) = waiting(Duration::from_millis(950));
+        let sent = Instant::now() - Duration::from_millis(100);
+        assert!(!p.renewed(Ok(1_800_000_000_050), sent).unwrap());
+        assert!(!p.usable(&space), "the fence stayed");
+        assert_eq!(p.decide(Instant::now()), Decision::Lapse);
     }
 }

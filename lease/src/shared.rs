@@ -90,6 +90,11 @@ impl<C: Clock> Shared<C> {
         result: Result<u64, Error>,
     ) -> bool {
         match result {
+            // A reply that comes after the lapse was due does not count: the lease lapsed.
+            Ok(_) if beat.lapsed(Instant::now()) => {
+                self.finish(State::Lapsed, None);
+                false
+            }
             Ok(until) => {
                 beat.succeeded(sent);
                 self.renewed(until);

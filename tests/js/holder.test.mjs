@@ -7,7 +7,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { NEAR_FENCE_MS, POLL_MS, decide } from "../../wasm/js/lease-rules.mjs";
+import * as api from "snowdrift";
+import {
+  HeldLease,
+  NEAR_FENCE_MS,
+  POLL_MS,
+  acquireLease,
+  decide,
+  leaseOptions as rulesOptions,
+} from "../../wasm/js/lease-rules.mjs";
 
 const table = JSON.parse(readFileSync(new URL("../vectors/holder.json", import.meta.url)));
 // The package's Node holder (bundled with the rules), as the Redis and PostgreSQL clients use it.
@@ -50,6 +58,7 @@ function memoryStore({ grantAhead = false } = {}) {
     },
     async renew(t, ttl) {
       store.calls.push("renew");
+      if (store.delay) await sleep(store.delay);
       if (t.token !== store.token) throw new Error("LOST node id 0 of 'ids:holder' is no longer held by this lease");
       const until = Math.max(store.fence, store.now() + ttl);
       store.fence = until;
@@ -144,4 +153,25 @@ test("Node holder: a process stalled past its TTL issues nothing past its fence,
   assert.ok(await until(() => l.state !== "live", 10 * LIVE_MS));
   assert.equal(l.state, "lapsed");
   await l.release();
+});
+
+test("per-request holder (Workers, the HTTP handler): a renewal whose reply comes after the lapse does not count, with no request to notice", async () => {
+  const store = memoryStore();
+  const o = rulesOptions(api, options, { holder: "test" });
+  const l = await acquireLease((...a) => new HeldLease(api, ...a), store, o);
+  const gen = l.generator();
+  gen.next();
+  const fence = l.until;
+  // A third of the TTL on, a request starts a renewal in the background; its reply comes
+  // 200 ms after the lapse, and no request comes meanwhile.
+  await sleep(o.renewEvery);
+  store.delay = LIVE_MS + 200;
+  let waited;
+  await l.keep({ waitUntil: (p) => (waited = p) });
+  assert.ok(waited, "the renewal runs in the background");
+  await waited;
+  assert.equal(l.state, "lapsed");
+  assert.equal(l.until, fence, "the late reply did not move the fence");
+  assert.throws(() => gen.next(), /is not before the fence at/);
+  await assert.rejects(l.keep({ waitUntil: () => {} }), /lapsed: no renewal succeeded for 900 ms/);
 });

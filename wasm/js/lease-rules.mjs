@@ -338,6 +338,8 @@ export class HeldLease {
       try {
         const until = await this.#store.renew(this.#ticket, this.#o.ttl);
         if (this.state !== "live") return;
+        // A reply that comes after the lapse was due does not count: the lease lapsed.
+        if (this._decide(true).action === "lapse") return this._lapse();
         if (until > this.until) this.until = until;
         this.#gen?.setFenceMs(this.until);
         if (sentAt > this.#okSentAt) {
