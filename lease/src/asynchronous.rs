@@ -1,10 +1,10 @@
 //! `Lease::acquire_async`: the same lease, with a tokio task as its heartbeat.
 
-use crate::beat::{Beat, Decision, Step};
+use crate::beat::{Beat, Step};
 use crate::error::Error;
 use crate::heartbeat::{AsyncReleaser, Heart};
 use crate::lease::Lease;
-use crate::pending::Pending;
+use crate::pending::{Pending, Wait};
 use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
@@ -54,12 +54,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let grant = bounded::<K, _>(live, K::acquire_async(&mut con, space, &token)).await?;
         let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
-            let error = match pending.decide(Instant::now()) {
-                Decision::GiveUp => pending.not_usable(space),
-                Decision::Lapse | Decision::Stopped => pending.lapsed(space),
-                Decision::Renew { .. } => {
-                    let sent = Instant::now();
-                    let budget = pending.sending(sent);
+            match pending.next(space, Instant::now()) {
+                Ok(Wait::Sleep(nap)) => tokio::time::sleep(nap).await,
+                Ok(Wait::Renew { sent, budget }) => {
                     let renew = K::renew_async(&mut con, &pending.ticket, space.ttl_ms);
                     let reply = bounded::<K, _>(budget, renew).await;
                     if pending.renewed(reply, sent)?
@@ -67,18 +64,13 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                     {
                         con = fresh;
                     }
-                    continue;
                 }
-                Decision::Sleep { next }
-                | Decision::Await { next }
-                | Decision::Nothing { next } => {
-                    tokio::time::sleep(next).await;
-                    continue;
+                Err(error) => {
+                    let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
+                    let _ = bounded::<K, _>(limit, give_up).await;
+                    return Err(error);
                 }
-            };
-            let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
-            let _ = bounded::<K, _>(limit, give_up).await;
-            return Err(error);
+            }
         }
         let (shared, beat) = match pending.start(space) {
             Ok(started) => started,

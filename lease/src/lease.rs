@@ -1,11 +1,10 @@
 //! A held node id: the handle of a lease, with its generator fenced at the lease's end.
 
-use crate::beat::Decision;
 use crate::error::Error;
 #[cfg(feature = "tokio")]
 use crate::heartbeat::AsyncReleaser;
 use crate::heartbeat::{Heart, heartbeat};
-use crate::pending::Pending;
+use crate::pending::{Pending, Wait};
 use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
@@ -66,12 +65,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let grant = K::acquire(&mut con, space, &token)?;
         let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
-            let error = match pending.decide(Instant::now()) {
-                Decision::GiveUp => pending.not_usable(space),
-                Decision::Lapse | Decision::Stopped => pending.lapsed(space),
-                Decision::Renew { .. } => {
-                    let sent = Instant::now();
-                    let budget = pending.sending(sent);
+            match pending.next(space, Instant::now()) {
+                Ok(Wait::Sleep(nap)) => std::thread::sleep(nap),
+                Ok(Wait::Renew { sent, budget }) => {
                     let reply = K::set_timeout(&mut con, budget)
                         .and_then(|()| K::renew(&mut con, &pending.ticket, space.ttl_ms));
                     if pending.renewed(reply, sent)?
@@ -79,18 +75,13 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                     {
                         con = fresh;
                     }
-                    continue;
                 }
-                Decision::Sleep { next }
-                | Decision::Await { next }
-                | Decision::Nothing { next } => {
-                    std::thread::sleep(next);
-                    continue;
+                Err(error) => {
+                    let _ = K::set_timeout(&mut con, timeout);
+                    let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
+                    return Err(error);
                 }
-            };
-            let _ = K::set_timeout(&mut con, timeout);
-            let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
-            return Err(error);
+            }
         }
         let _ = K::set_timeout(&mut con, timeout);
         let (shared, beat) = match pending.start(space) {

@@ -7,7 +7,7 @@ use crate::space::Space;
 use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A lease just granted by the store's acquire, before its generator exists.
 pub(crate) struct Pending {
@@ -16,6 +16,14 @@ pub(crate) struct Pending {
     pub started: Instant,
     /// When the calls were sent: the holder's rules decide from it.
     beat: Beat,
+}
+
+/// What the wait until usable does next.
+pub(crate) enum Wait {
+    /// Sleep this long, then look again.
+    Sleep(Duration),
+    /// Renew now (sent at `sent`); the call may take `budget`.
+    Renew { sent: Instant, budget: Duration },
 }
 
 /// Why a granted lease could not start, and what hands it back unused: the ticket and
@@ -52,17 +60,29 @@ impl Pending {
         )
     }
 
-    /// What the wait until usable does at `now` (the holder's rules): `Renew`, `Sleep`,
-    /// `GiveUp` or `Lapse`.
+    /// What the holder's rules say at `now`, for a lease with no generator yet.
     pub fn decide(&self, now: Instant) -> Decision {
         let (g, beat) = (&self.grant, &self.beat);
         decide(&beat.situation(now, g.until, g.not_before, None))
     }
 
-    /// A renewal is sent at `at`; how long it may take (until the lapse).
-    pub fn sending(&mut self, at: Instant) -> std::time::Duration {
-        self.beat.sent(at);
-        self.beat.budget(at)
+    /// The next step of the wait until usable at `now`: a renewal sent now and how long it
+    /// may take (until the lapse), or a sleep; the error when the wait is over.
+    pub fn next<C>(&mut self, space: &Space<C>, now: Instant) -> Result<Wait, Error> {
+        match self.decide(now) {
+            Decision::GiveUp => Err(self.not_usable(space)),
+            Decision::Lapse | Decision::Stopped => Err(self.lapsed(space)),
+            Decision::Renew { .. } => {
+                self.beat.sent(now);
+                Ok(Wait::Renew {
+                    sent: now,
+                    budget: self.beat.budget(now),
+                })
+            }
+            Decision::Sleep { next } | Decision::Await { next } | Decision::Nothing { next } => {
+                Ok(Wait::Sleep(next))
+            }
+        }
     }
 
     pub fn lapsed<C>(&self, space: &Space<C>) -> Error {
@@ -129,7 +149,6 @@ mod tests {
     use super::*;
     use crate::store::Grant;
     use snowdrift::Layout;
-    use std::time::Duration;
 
     /// A new space's lease, waiting to become usable, whose acquire was sent `ago`.
     fn waiting(ago: Duration) -> (Space, Pending) {
