@@ -449,3 +449,21 @@ test("ids while renewals stop answering: each request is answered by the lease's
   store.renew = renew;
   await h.close();
 });
+
+test("ids after the handler's lease lapsed unnoticed (no request for longer than ttl - skew): a new lease, no ID twice; a silent acquire is a 503 by ttl - skew", async () => {
+  const store = memoryStore();
+  const { h } = handler({ store, spaces: { web: { ttlMs: 600, skewMs: 100 } }, maxIds: 100 });
+  const all = await takeIds(h, 1, 100);
+  await new Promise((r) => setTimeout(r, 700));
+  all.push(...(await takeIds(h, 1, 100)));
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  assert.deepEqual(new Set(all.map((id) => decode(BigInt(id)).node)), new Set([0, 1]), "the lapsed lease was replaced");
+  await h.close();
+  // The store's timeout is 10 s; an acquire whose grant would be lapsed on arrival is given up first.
+  const silent = memoryStore();
+  silent.acquire = () => new Promise(() => {});
+  const quiet = handler({ store: silent, spaces: { web: { ttlMs: 600, skewMs: 100 } } });
+  const r = await post(quiet.h, "ids", { space: "web", count: 1 });
+  assert.equal(r.status, 503);
+  assert.equal(r.json.error.message, "acquire of a node id of 'web' got no reply within 500 ms (ttl - skew)");
+});

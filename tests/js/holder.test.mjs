@@ -51,6 +51,7 @@ function memoryStore({ grantAhead = false } = {}) {
     async acquire(a) {
       store.calls.push("acquire");
       if (store.stall.has("acquire")) return new Promise(() => {});
+      if (store.acquireDelay) await sleep(store.acquireDelay);
       store.token = a.token;
       const now = store.now();
       store.fence = now + a.ttl;
@@ -98,6 +99,15 @@ test("Node holder: an acquire that never answers rejects at ttl - skew", async (
   // Ten lapses' time: the acquire is given up after one.
   const got = await outcome(lease(store, leaseOptions(options)), 10 * LIVE_MS);
   assert.equal(got, `acquire of a node id of 'ids:holder' got no reply within ${LIVE_MS} ms (ttl - skew)`);
+});
+
+test("Node holder: an acquire whose reply comes after ttl - skew is not used, and its grant is released", async () => {
+  const store = memoryStore();
+  store.acquireDelay = LIVE_MS + 200;
+  const got = await outcome(lease(store, leaseOptions(options)), 10 * LIVE_MS);
+  assert.equal(got, `acquire of a node id of 'ids:holder' got no reply within ${LIVE_MS} ms (ttl - skew)`);
+  assert.ok(await until(() => store.calls.includes("release"), 10 * LIVE_MS), "the late grant was released");
+  assert.equal(store.token, undefined, "the store holds no lease for it");
 });
 
 test("Node holder: renewals that never answer (applied, their replies lost): the lease lapses and its generator stops", async () => {
