@@ -213,8 +213,7 @@ const MAX_STEPS = 100_000;
  * saying what to do. Drivers only do the I/O `decide` asks for: the wait until usable
  * (`_usable`, every runtime), timers in Node (`holder.cjs`), `keep(ctx)` in each request
  * in Workers (`cloudflare.js`) and in the HTTP handler (`lease-http.mjs`). Every await of
- * a store call is bounded by the lapse. Subclasses hear of a successful renewal
- * (`_renewed`) and of the stop (`_stopped`).
+ * a store call is bounded by the lapse. Subclasses hear of the stop (`_stopped`).
  */
 export class HeldLease {
   #api;
@@ -252,11 +251,6 @@ export class HeldLease {
   /** Aborted when the lease stops, with `error` as its reason. */
   get signal() {
     return this.#controller.signal;
-  }
-
-  /** The checked options: `ttl`, `skew`, `renewEvery` (ms) and the rest. */
-  get _options() {
-    return this.#o;
   }
 
   _what() {
@@ -334,30 +328,28 @@ export class HeldLease {
   _renew() {
     const sentAt = performance.now();
     this.#sentAt = sentAt;
-    const p = (async () => {
-      try {
-        const until = await this.#store.renew(this.#ticket, this.#o.ttl);
-        if (this.state !== "live") return;
-        // A reply that comes after the lapse was due does not count: the lease lapsed.
-        if (this._decide(true).action === "lapse") return this._lapse();
-        if (until > this.until) this.until = until;
-        this.#gen?.setFenceMs(this.until);
-        if (sentAt > this.#okSentAt) {
-          this.#okSentAt = sentAt;
-          this._renewed();
-        }
-      } catch (e) {
-        if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
-      } finally {
-        if (this.#renewing === p) this.#renewing = undefined;
-      }
-    })();
+    const p = this.#renewOnce(sentAt);
     this.#renewing = p;
+    // Runs after the assignment even when the store's call failed at once.
+    p.finally(() => {
+      if (this.#renewing === p) this.#renewing = undefined;
+    });
     return p;
   }
 
-  /** Called after a renewal moved the newest successful one forward. */
-  _renewed() {}
+  async #renewOnce(sentAt) {
+    try {
+      const until = await this.#store.renew(this.#ticket, this.#o.ttl);
+      if (this.state !== "live") return;
+      // A reply that comes after the lapse was due does not count: the lease lapsed.
+      if (this._decide(true).action === "lapse") return this._lapse();
+      if (until > this.until) this.until = until;
+      this.#gen?.setFenceMs(this.until);
+      if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
+    } catch (e) {
+      if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
+    }
+  }
 
   /** Called once, when the lease stops. */
   _stopped() {}
