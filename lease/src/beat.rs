@@ -283,7 +283,12 @@ mod tests {
         assert!(cases.len() >= 30, "{} situations", cases.len());
         for case in cases {
             let name = case["name"].as_str().expect("name");
-            let got = decide(&situation(&case["situation"]));
+            // The table's defaults, with the fields the case names.
+            let mut s = table["defaults"].clone();
+            for (k, v) in case["situation"].as_object().expect("situation") {
+                s[k] = v.clone();
+            }
+            let got = decide(&situation(&s));
             assert_eq!(got, expected(&case["decision"]), "{name}");
         }
     }
