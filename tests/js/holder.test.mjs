@@ -68,6 +68,7 @@ function memoryStore({ grantAhead = false } = {}) {
     },
     async release(t, issued) {
       store.calls.push("release");
+      if (store.stall.has("release")) return new Promise(() => {});
       if (t.token !== store.token) return 0;
       store.fence = Math.min(store.fence, issued + 1);
       store.token = undefined;
@@ -122,6 +123,19 @@ test("Node holder: renewals that never answer (applied, their replies lost): the
   assert.throws(() => gen.next(), /is not before the fence at/);
   assert.ok(store.calls.filter((c) => c === "renew").length >= 1, "renewals were sent");
   await l.release();
+});
+
+test("Node holder: a release that never answers: the generator stops at once, and release() rejects after the TTL", async () => {
+  const store = memoryStore();
+  const l = await lease(store, leaseOptions(options));
+  const gen = l.generator();
+  gen.next();
+  store.stall.add("release");
+  const released = l.release();
+  assert.throws(() => gen.next(), /is not before the fence at/);
+  assert.equal(l.state, "released");
+  const got = await outcome(released, 10 * TTL_MS);
+  assert.equal(got, `release of lease of node 0 of 'ids:holder' got no reply within ${TTL_MS} ms`);
 });
 
 test("Node holder: a new lease whose renewals never answer while it waits to be usable: leasing fails with the lapse", async () => {
