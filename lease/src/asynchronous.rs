@@ -4,7 +4,7 @@ use crate::beat::{Beat, Step};
 use crate::error::Error;
 use crate::heartbeat::{AsyncReleaser, Heart};
 use crate::lease::Lease;
-use crate::pending::{Pending, USABLE_POLL};
+use crate::pending::{Pending, Wait};
 use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
@@ -49,22 +49,27 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let mut con = bounded::<K, _>(limit, store.connect_async()).await?;
         let token = new_token();
         let sent = Instant::now();
-        let grant = bounded::<K, _>(limit, K::acquire_async(&mut con, space, &token)).await?;
+        // A grant that comes `ttl - skew` after the acquire was sent would lapse at once.
+        let live = Duration::from_millis(space.ttl_ms - space.skew_ms);
+        let grant = bounded::<K, _>(live, K::acquire_async(&mut con, space, &token)).await?;
         let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
-            if pending.waited_too_long(space) {
-                let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
-                let _ = bounded::<K, _>(limit, give_up).await;
-                return Err(pending.not_usable(space));
-            }
-            tokio::time::sleep(USABLE_POLL).await;
-            let sent = Instant::now();
-            let renew = K::renew_async(&mut con, &pending.ticket, space.ttl_ms);
-            let reply = bounded::<K, _>(limit, renew).await;
-            if pending.renewed(reply, sent)?
-                && let Ok(fresh) = bounded::<K, _>(limit, store.connect_async()).await
-            {
-                con = fresh;
+            match pending.next(space, Instant::now()) {
+                Ok(Wait::Sleep(nap)) => tokio::time::sleep(nap).await,
+                Ok(Wait::Renew { sent, budget }) => {
+                    let renew = K::renew_async(&mut con, &pending.ticket, space.ttl_ms);
+                    let reply = bounded::<K, _>(budget, renew).await;
+                    if pending.renewed(reply, sent)?
+                        && let Ok(fresh) = bounded::<K, _>(budget, store.connect_async()).await
+                    {
+                        con = fresh;
+                    }
+                }
+                Err(error) => {
+                    let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
+                    let _ = bounded::<K, _>(limit, give_up).await;
+                    return Err(error);
+                }
             }
         }
         let (shared, beat) = match pending.start(space) {
@@ -124,7 +129,7 @@ async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
     mut beat: Beat,
 ) -> AsyncReleaser {
     while shared.is_live() {
-        match beat.step(Instant::now(), shared.fence_gap_ms()) {
+        match shared.step(&beat, Instant::now()) {
             Step::Lapse => {
                 shared.finish(State::Lapsed, None);
             }

@@ -39,7 +39,7 @@ pub(crate) fn heartbeat<K: Store, C: Clock + Send + Sync + 'static>(
     mut beat: Beat,
 ) -> Releaser {
     while shared.is_live() {
-        match beat.step(Instant::now(), shared.fence_gap_ms()) {
+        match shared.step(&beat, Instant::now()) {
             Step::Lapse => {
                 shared.finish(State::Lapsed, None);
             }

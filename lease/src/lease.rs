@@ -4,7 +4,7 @@ use crate::error::Error;
 #[cfg(feature = "tokio")]
 use crate::heartbeat::AsyncReleaser;
 use crate::heartbeat::{Heart, heartbeat};
-use crate::pending::{Pending, USABLE_POLL};
+use crate::pending::{Pending, Wait};
 use crate::protocol::new_token;
 use crate::shared::Shared;
 use crate::space::Space;
@@ -56,23 +56,34 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         let timeout = Duration::from_millis(space.ttl_ms);
         let mut con = store.connect(timeout)?;
         let token = new_token();
+        // A grant that comes `ttl - skew` after the acquire was sent would lapse at once.
+        K::set_timeout(
+            &mut con,
+            Duration::from_millis(space.ttl_ms - space.skew_ms),
+        )?;
         let sent = Instant::now();
         let grant = K::acquire(&mut con, space, &token)?;
         let mut pending = Pending::new(space, token, grant, sent);
         while !pending.usable(space) {
-            if pending.waited_too_long(space) {
-                let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
-                return Err(pending.not_usable(space));
-            }
-            std::thread::sleep(USABLE_POLL);
-            let sent = Instant::now();
-            let reply = K::renew(&mut con, &pending.ticket, space.ttl_ms);
-            if pending.renewed(reply, sent)?
-                && let Ok(fresh) = store.connect(timeout)
-            {
-                con = fresh;
+            match pending.next(space, Instant::now()) {
+                Ok(Wait::Sleep(nap)) => std::thread::sleep(nap),
+                Ok(Wait::Renew { sent, budget }) => {
+                    let reply = K::set_timeout(&mut con, budget)
+                        .and_then(|()| K::renew(&mut con, &pending.ticket, space.ttl_ms));
+                    if pending.renewed(reply, sent)?
+                        && let Ok(fresh) = store.connect(budget)
+                    {
+                        con = fresh;
+                    }
+                }
+                Err(error) => {
+                    let _ = K::set_timeout(&mut con, timeout);
+                    let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
+                    return Err(error);
+                }
             }
         }
+        let _ = K::set_timeout(&mut con, timeout);
         let (shared, beat) = match pending.start(space) {
             Ok(started) => started,
             Err(failed) => {

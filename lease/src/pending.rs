@@ -1,5 +1,6 @@
 //! A lease just granted, before its generator exists: waiting until it is usable.
 
+use crate::beat::{Beat, Decision, decide, usable};
 use crate::error::Error;
 use crate::shared::{Shared, Started};
 use crate::space::Space;
@@ -8,16 +9,21 @@ use snowdrift::{AtomicGenerator, Clock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often a new lease renews while it waits to become usable (PROTOCOL step 2).
-pub(crate) const USABLE_POLL: Duration = Duration::from_millis(100);
-
 /// A lease just granted by the store's acquire, before its generator exists.
 pub(crate) struct Pending {
     pub grant: Grant,
     pub ticket: Ticket,
     pub started: Instant,
-    /// When the newest successful call (acquire or renew) was sent.
-    pub last_sent: Instant,
+    /// When the calls were sent: the holder's rules decide from it.
+    beat: Beat,
+}
+
+/// What the wait until usable does next.
+pub(crate) enum Wait {
+    /// Sleep this long, then look again.
+    Sleep(Duration),
+    /// Renew now (sent at `sent`); the call may take `budget`.
+    Renew { sent: Instant, budget: Duration },
 }
 
 /// Why a granted lease could not start, and what hands it back unused: the ticket and
@@ -34,19 +40,58 @@ impl Pending {
             },
             grant,
             started: sent,
-            last_sent: sent,
+            beat: Beat::new(
+                sent,
+                sent,
+                space.ttl_ms,
+                space.skew_ms,
+                space.renew_every(),
+                u64::from(space.layout.unit_ms()),
+            ),
         }
     }
 
     /// Whether the fence leaves at least one tick after `not_before` (PROTOCOL step 2).
     pub fn usable<C>(&self, space: &Space<C>) -> bool {
-        let tick = u64::from(space.layout.unit_ms());
-        self.grant.until > self.grant.not_before.saturating_add(tick)
+        usable(
+            self.grant.until,
+            self.grant.not_before,
+            u64::from(space.layout.unit_ms()),
+        )
     }
 
-    /// Whether the usable wait has run out (`ttl + skew`).
-    pub fn waited_too_long<C>(&self, space: &Space<C>) -> bool {
-        self.started.elapsed() >= Duration::from_millis(space.ttl_ms + space.skew_ms)
+    /// What the holder's rules say at `now`, for a lease with no generator yet.
+    pub fn decide(&self, now: Instant) -> Decision {
+        let (g, beat) = (&self.grant, &self.beat);
+        decide(&beat.situation(now, g.until, g.not_before, None))
+    }
+
+    /// The next step of the wait until usable at `now`: a renewal sent now and how long it
+    /// may take (until the lapse), or a sleep; the error when the wait is over.
+    pub fn next<C>(&mut self, space: &Space<C>, now: Instant) -> Result<Wait, Error> {
+        match self.decide(now) {
+            Decision::GiveUp => Err(self.not_usable(space)),
+            Decision::Lapse | Decision::Stopped => Err(self.lapsed(space)),
+            Decision::Renew { .. } => {
+                self.beat.sent(now);
+                Ok(Wait::Renew {
+                    sent: now,
+                    budget: self.beat.budget(now),
+                })
+            }
+            Decision::Sleep { next } | Decision::Await { next } | Decision::Nothing { next } => {
+                Ok(Wait::Sleep(next))
+            }
+        }
+    }
+
+    pub fn lapsed<C>(&self, space: &Space<C>) -> Error {
+        Error::Lapsed {
+            node: self.grant.node,
+            space: space.name.clone(),
+            ttl_ms: space.ttl_ms,
+            skew_ms: space.skew_ms,
+        }
     }
 
     pub fn not_usable<C>(&self, space: &Space<C>) -> Error {
@@ -62,9 +107,11 @@ impl Pending {
     /// id was lost.
     pub fn renewed(&mut self, reply: Result<u64, Error>, sent: Instant) -> Result<bool, Error> {
         match reply {
+            // A reply that comes after the lapse was due does not count.
+            Ok(_) if self.beat.lapsed(Instant::now()) => Ok(false),
             Ok(until) => {
                 self.grant.until = self.grant.until.max(until);
-                self.last_sent = sent;
+                self.beat.succeeded(sent);
                 Ok(false)
             }
             Err(e @ Error::Lost { .. }) => Err(e),
@@ -76,18 +123,14 @@ impl Pending {
     /// what hands the id back unused.
     pub fn start<C: Clock + Clone>(self, space: &Space<C>) -> Result<Started<C>, Failed> {
         let (ticket, until) = (self.ticket.clone(), self.grant.until);
-        let last_sent = self.last_sent;
         match self.into_shared(space) {
-            Ok(shared) => {
-                let beat = shared.beat(last_sent, space.renew_every());
-                Ok((Arc::new(shared), beat))
-            }
+            Ok((shared, beat)) => Ok((Arc::new(shared), beat)),
             Err(e) => Err(Box::new((e, ticket, until))),
         }
     }
 
     /// The generator for the lease: resumed after `not_before`, fenced at `until`.
-    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<Shared<C>, Error> {
+    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<(Shared<C>, Beat), Error> {
         let g = &self.grant;
         let generator =
             AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
@@ -97,6 +140,45 @@ impl Pending {
             generator.resume_after_ms(g.not_before)?;
         }
         generator.set_fence_ms(g.until);
-        Ok(Shared::new(generator, space, self.ticket, g))
+        Ok((Shared::new(generator, space, self.ticket, g), self.beat))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Grant;
+    use snowdrift::Layout;
+
+    /// A new space's lease, waiting to become usable, whose acquire was sent `ago`.
+    fn waiting(ago: Duration) -> (Space, Pending) {
+        let space = Space::new("ids:waiting", Layout::TWITTER)
+            .ttl_ms(1000)
+            .skew_ms(100);
+        let grant = Grant {
+            node: 0,
+            not_before: 1_800_000_000_000,
+            until: 1_800_000_000_000,
+            now: 1_799_999_999_000,
+        };
+        let pending = Pending::new(&space, "token".into(), grant, Instant::now() - ago);
+        (space, pending)
+    }
+
+    #[test]
+    fn a_reply_in_time_moves_the_fence() {
+        let (space, mut p) = waiting(Duration::from_millis(100));
+        assert!(!p.renewed(Ok(1_800_000_000_050), Instant::now()).unwrap());
+        assert!(p.usable(&space));
+    }
+
+    #[test]
+    fn a_reply_after_the_lapse_does_not_count() {
+        // ttl - skew (900 ms) passed since the acquire, the only successful call, was sent.
+        let (space, mut p) = waiting(Duration::from_millis(950));
+        let sent = Instant::now() - Duration::from_millis(100);
+        assert!(!p.renewed(Ok(1_800_000_000_050), sent).unwrap());
+        assert!(!p.usable(&space), "the fence stayed");
+        assert_eq!(p.decide(Instant::now()), Decision::Lapse);
     }
 }

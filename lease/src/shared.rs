@@ -1,7 +1,7 @@
 //! What a lease's handle, its heartbeat and its generator share: the lease's state, its
 //! fence, and the calls that renew and release it.
 
-use crate::beat::Beat;
+use crate::beat::{Beat, Step};
 use crate::error::Error;
 use crate::space::Space;
 use crate::state::State;
@@ -9,7 +9,7 @@ use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock, IdGenerator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 struct Status {
     state: State,
@@ -90,6 +90,11 @@ impl<C: Clock> Shared<C> {
         result: Result<u64, Error>,
     ) -> bool {
         match result {
+            // A reply that comes after the lapse was due does not count: the lease lapsed.
+            Ok(_) if beat.lapsed(Instant::now()) => {
+                self.finish(State::Lapsed, None);
+                false
+            }
             Ok(until) => {
                 beat.succeeded(sent);
                 self.renewed(until);
@@ -142,16 +147,15 @@ impl<C: Clock> Shared<C> {
         self.generator.stop()
     }
 
-    /// The heartbeat's schedule, starting from a renewal (or the acquire) sent at `sent`.
-    pub(crate) fn beat(&self, sent: Instant, renew_every_ms: u64) -> Beat {
-        let live = Duration::from_millis(self.ttl_ms - self.skew_ms);
-        Beat::new(sent, self.ttl_ms, renew_every_ms, live)
-    }
-
-    /// How far (ms of ID time) the generator's newest ID is from the fence.
-    pub(crate) fn fence_gap_ms(&self) -> u64 {
+    /// The heartbeat's step at `now`, for the lease's fence and its generator's newest ID.
+    pub(crate) fn step(&self, beat: &Beat, now: Instant) -> Step {
         let until = self.until.load(Ordering::SeqCst);
-        until.saturating_sub(self.generator.issued_through_ms())
+        beat.step(
+            now,
+            until,
+            self.not_before,
+            self.generator.issued_through_ms(),
+        )
     }
 }
 

@@ -243,3 +243,78 @@ test("storage wiped under an isolate that goes on issuing: a new isolate gets it
     );
     assertUnique([...first.ids, ...old, ...fresh], "the wiped holder and the next");
   }));
+
+// A client Worker whose object calls go through a binding that can stall renewals: POST
+// {op: "stall", ms} makes every renewal sent from then on wait `ms` before it reaches the
+// object (as an object that stops answering would); POST {n} answers {ids, stalledDone}
+// from `leased` of a TTL of 2 s, where `stalledDone` counts the stalled renewals that have
+// come back so far.
+const STALL_TTL_MS = 2000;
+const stallingClient = `
+import { leased } from "${entry}";
+const LAYOUT = ${JSON.stringify(LAYOUT)};
+const ids = leased("LEASES", { key: "ids:stall", layout: LAYOUT, ttlMs: ${STALL_TTL_MS}, skewMs: ${SKEW_MS} });
+let stallMs = 0;
+let stalledDone = 0;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const stalling = (ns) => ({
+  idFromName: (name) => ns.idFromName(name),
+  get(id) {
+    const stub = ns.get(id);
+    return {
+      acquire: (a) => stub.acquire(a),
+      release: (a) => stub.release(a),
+      async renew(a) {
+        if (stallMs === 0) return stub.renew(a);
+        await sleep(stallMs);
+        stalledDone++;
+        return stub.renew(a);
+      },
+    };
+  },
+});
+export default {
+  async fetch(request, env, ctx) {
+    const body = await request.json();
+    if (body.op === "stall") {
+      stallMs = body.ms;
+      return Response.json({ ok: true });
+    }
+    try {
+      const gen = await ids({ LEASES: stalling(env.LEASES) }, ctx);
+      return Response.json({ ids: Array.from(gen.nextBatch(body.n), String), stalledDone });
+    } catch (e) {
+      return Response.json({ error: { name: e.name, message: e.message }, stalledDone });
+    }
+  },
+};`;
+
+test("renewals that stop answering: every request is answered at the latest when the lease lapses, from a new lease, no ID twice", () =>
+  withDir(async (dir) => {
+    const mf = await open(dir, { clients: 1, client: stallingClient });
+    try {
+      // Past the new space's guard window, then every renewal stalls for 30 s while a
+      // request comes every 100 ms for 4 s (two lapses' worth: ttl - skew is 1.8 s).
+      const first = await issue(mf.mf, 1, STALL_TTL_MS, 100);
+      assert.deepEqual(first.errors, []);
+      await post(mf.mf, 0, { op: "stall", ms: 30_000 });
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          await sleep(100 * i);
+          return post(mf.mf, 0, { n: 100 });
+        }),
+      );
+      // No request waited for a stalled renewal to come back (the first comes back after
+      // 30 s): each was answered by the lapse at the latest, with IDs of a new lease.
+      const waited = replies.filter((r) => r.stalledDone > 0).length;
+      const failed = replies.filter((r) => r.error).map((r) => r.error.message);
+      assert.equal(waited, 0, `${waited} of 40 requests waited for a stalled renewal`);
+      assert.deepEqual(failed, []);
+      const ids = [...first.ids, ...replies.flatMap((r) => r.ids)];
+      assertUnique(ids, "across the lapses");
+      const nodes = new Set(replies.flatMap((r) => r.ids.map((id) => decode(BigInt(id), LAYOUT).node)));
+      assert.ok(nodes.size >= 2, `the lapsed lease was followed by a new one: node ids ${[...nodes]}`);
+    } finally {
+      await mf.dispose();
+    }
+  }));

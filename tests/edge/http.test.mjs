@@ -660,3 +660,51 @@ test("nodeListener: methods Request refuses are 405, chunked and endless bodies 
     await new Promise((ok) => broken.close(ok));
   }
 });
+
+test("ids while renewals stop answering: each request is answered by the lease's lapse at the latest, from a new lease", async () => {
+  // TTL 600 ms, skew 100 ms: the handler's lease lapses 500 ms after its newest successful
+  // renewal was sent. Renewals then stall for 5 s, less than the store's timeout (10 s).
+  const store = memoryStore();
+  const { h } = handler({ store, spaces: { web: { ttlMs: 600, skewMs: 100 } }, maxIds: 100 });
+  let stalledDone = 0;
+  const renew = store.renew;
+  const all = await takeIds(h, 1, 100);
+  store.renew = async (t, ttl) => {
+    await new Promise((r) => setTimeout(r, 5000));
+    stalledDone++;
+    return renew(t, ttl);
+  };
+  const replies = await Promise.all(
+    Array.from({ length: 12 }, async (_, i) => {
+      await new Promise((r) => setTimeout(r, 100 * i));
+      const r = await post(h, "ids", { space: "web", count: 100 });
+      return { ...r, waited: stalledDone > 0 };
+    }),
+  );
+  const waited = replies.filter((r) => r.waited).length;
+  assert.equal(waited, 0, `${waited} of 12 requests waited for a stalled renewal`);
+  for (const r of replies) assert.equal(r.status, 200, JSON.stringify(r.json));
+  for (const r of replies) all.push(...r.json.ids);
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  assert.ok(new Set(all.map((id) => decode(BigInt(id)).node)).size >= 2, "the lapsed lease was followed by another");
+  store.renew = renew;
+  await h.close();
+});
+
+test("ids after the handler's lease lapsed unnoticed (no request for longer than ttl - skew): a new lease, no ID twice; a silent acquire is a 503 by ttl - skew", async () => {
+  const store = memoryStore();
+  const { h } = handler({ store, spaces: { web: { ttlMs: 600, skewMs: 100 } }, maxIds: 100 });
+  const all = await takeIds(h, 1, 100);
+  await new Promise((r) => setTimeout(r, 700));
+  all.push(...(await takeIds(h, 1, 100)));
+  assert.equal(new Set(all).size, all.length, "no ID twice");
+  assert.deepEqual(new Set(all.map((id) => decode(BigInt(id)).node)), new Set([0, 1]), "the lapsed lease was replaced");
+  await h.close();
+  // The store's timeout is 10 s; an acquire whose grant would be lapsed on arrival is given up first.
+  const silent = memoryStore();
+  silent.acquire = () => new Promise(() => {});
+  const quiet = handler({ store: silent, spaces: { web: { ttlMs: 600, skewMs: 100 } } });
+  const r = await post(quiet.h, "ids", { space: "web", count: 1 });
+  assert.equal(r.status, 503);
+  assert.equal(r.json.error.message, "acquire of a node id of 'web' got no reply within 500 ms (ttl - skew)");
+});

@@ -23,15 +23,13 @@
 import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { persistence } from "./persist.mjs";
-import { layoutFacts, leaseGenerator, pastFence } from "./lease-rules.mjs";
+import { decide, layoutFacts, leaseGenerator, pastFence, usable } from "./lease-rules.mjs";
 
 const api = { Snowdrift, layoutInfo, maxIdAt };
 const OPTIONS = ["lease", "space", "name", "layout", "reserveMs", "headers", "fetch", "timeoutMs", "persist"];
 const MAX_U32 = 4294967295;
 const DB = "snowdrift-lease";
 const STORE = "leases";
-// While a new space's first lease has no tick to issue in (its first skew ms), renew this often.
-const USABLE_POLL_MS = 250;
 // After a failed renewal, wait this long before the timer tries again (the `online` event
 // and a call that reached the fence try at once).
 const RETRY_MS = 5000;
@@ -114,15 +112,16 @@ export async function openLeased(options) {
     );
   }
 
-  /** POSTs `body` to the handler's `call`; its JSON reply, or a CallError. */
-  async function post(call, body) {
+  /** POSTs `body` to the handler's `call`; its JSON reply, or a CallError. The call is
+   * given up after `timeoutMs`, or `ms` when less. */
+  async function post(call, body, ms = timeoutMs) {
     let res;
     try {
       res = await fetchFn(`${url}/${call}`, {
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(Math.max(1, Math.min(ms, timeoutMs))),
       });
     } catch (e) {
       throw new CallError(`${url}/${call} did not answer (${e?.name}: ${e?.message})`, undefined, true);
@@ -288,6 +287,7 @@ export class LeasedSnowdrift {
   async #acquire() {
     const { db, name, space, url, post } = this.#s;
     let g;
+    const sentAt = performance.now();
     try {
       g = await post("acquire", { space });
     } catch (e) {
@@ -297,14 +297,36 @@ export class LeasedSnowdrift {
       throw e;
     }
     const facts = layoutFacts(api, g.layout);
-    // A new space's first leases start after its skew: renew until there is a tick to issue in.
-    const deadline = clockMs() + g.skewMs + 3000;
-    while (g.until - g.notBefore <= facts.tickMs) {
-      if (clockMs() > deadline)
-        throw new Error(`the lease of space '${space}' is not usable after ${g.skewMs + 3000} ms`);
-      await sleep(USABLE_POLL_MS);
-      const r = await post("renew", { space, node: g.node, token: g.token });
-      g.until = Math.max(g.until, r.until);
+    // A new space's first leases start after its skew: renew until there is a tick to issue
+    // in, by the holder's rules (lease-rules.mjs), a call at a time, each bounded by the lapse.
+    const { ttlMs: ttl, skewMs: skew } = g;
+    const times = { acquireSentAt: sentAt, okSentAt: sentAt, sentAt };
+    for (let i = 0; i < 100_000 && !usable(g.until, g.notBefore, facts.tickMs); i++) {
+      const now = performance.now();
+      const d = decide({
+        ...times,
+        live: true,
+        now,
+        pending: false,
+        until: g.until,
+        notBefore: g.notBefore,
+        issuedThrough: null,
+        ttl,
+        skew,
+        renewEvery: Math.floor(ttl / 3),
+        tick: facts.tickMs,
+        background: false,
+      });
+      if (d.action === "sleep") await sleep(d.next);
+      else if (d.action === "renew") {
+        times.sentAt = now;
+        const r = await post("renew", { space, node: g.node, token: g.token }, times.okSentAt + ttl - skew - now);
+        g.until = Math.max(g.until, r.until);
+        times.okSentAt = now;
+      } else {
+        const why = d.action === "lapse" ? `no renewal succeeded for ${ttl - skew} ms` : `after ${ttl + skew} ms`;
+        throw new Error(`the lease of space '${space}' is not usable (${why})`);
+      }
     }
     const lease = {
       url,

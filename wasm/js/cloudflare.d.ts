@@ -100,9 +100,10 @@ export interface WaitUntil {
 /** A node id leased from a `SnowdriftLeases` object for one isolate; kept by `keep(ctx)`. */
 export declare class Lease extends NodeLease {
   /**
-   * The per-request check: lapses the lease when no renewal succeeded for `ttl - skew` ms,
-   * renews when due (in the background through `ctx.waitUntil` while more than half of the
-   * lease's time is left, else awaited).
+   * The per-request check (lease/PROTOCOL.md, "What a holder does"): lapses the lease when
+   * no renewal succeeded for `ttl - skew` ms, renews when due (in the background through
+   * `ctx.waitUntil` while more than half of the lease's time is left, else awaited), and
+   * never waits for the store past the lapse.
    * @throws {Error} the lease's error once it lapsed, was lost or released.
    */
   keep(ctx?: WaitUntil): Promise<void>;

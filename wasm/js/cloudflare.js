@@ -469,10 +469,10 @@ export class SnowdriftLeases extends DurableObject {
 
 // ---- The Workers client ----------------------------------------------------------------
 // Workers have no timers between requests, so the holder of lease/PROTOCOL.md runs
-// lazily: every request calls `keep(ctx)`, a comparison of the isolate's clock against
-// the newest successful renewal, and one object call when a renewal is due (in the
-// background through `ctx.waitUntil` while the lease has time to spare, awaited when it
-// has little). The lapse is checked there too. An isolate that is evicted never
+// lazily: every request calls `keep(ctx)` (lease-rules.mjs), which asks the holder's
+// rules what to do and makes one object call when a renewal is due (in the background
+// through `ctx.waitUntil` while the lease has time to spare, awaited when it has little,
+// and never awaited past the lapse). The lapse is checked there too. An isolate that is evicted never
 // releases: its lease ends by its TTL, and the id goes to the next isolate after its
 // fence. Between calls of `keep`, the fence (in ID time, from the object's clock) is what
 // stops the generator.
@@ -507,36 +507,10 @@ export function durableObjectStore(namespace) {
 }
 
 /** A node id leased from a `SnowdriftLeases` object, for one isolate: the holder of
- * lease-rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator. */
-export class Lease extends HeldLease {
-  #renewing;
-
-  /**
-   * The per-request check, cheap unless a renewal is due: lapses the lease when no
-   * renewal succeeded for `ttl - skew` ms, renews when `renewEvery` ms have passed since
-   * the newest successful renewal (in the background through `ctx.waitUntil` while less
-   * than half of `ttl - skew` has passed, else awaited; one at a time) or, awaited, when
-   * the generator nears its fence (a new space's first leases), and throws the lease's
-   * error once it stopped.
-   */
-  async keep(ctx) {
-    if (this.state === "live") {
-      const { ttl, skew, renewEvery } = this._options;
-      const since = this._sinceRenewal();
-      const near = this._nearFence();
-      if (since >= ttl - skew) {
-        this._lapse();
-      } else if (since >= renewEvery || near) {
-        this.#renewing ??= this._renew().finally(() => {
-          this.#renewing = undefined;
-        });
-        if (!near && since < (ttl - skew) / 2 && typeof ctx?.waitUntil === "function") ctx.waitUntil(this.#renewing);
-        else await this.#renewing;
-      }
-    }
-    if (this.state !== "live") throw this.error;
-  }
-}
+ * lease-rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator
+ * (renewals in the background through `ctx.waitUntil` while the lease has time to spare,
+ * awaited when it has little, never awaited past the lapse). */
+export class Lease extends HeldLease {}
 
 /**
  * Leases a node id of the space `options.key` from the `SnowdriftLeases` objects bound

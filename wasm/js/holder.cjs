@@ -2,17 +2,16 @@
 // The holder of a node id lease in Node, shared by every store's client
 // (`snowdrift/redis`, `snowdrift/postgres`): the state machine of lease-rules.mjs
 // (`HeldLease`: the fence, the wait until usable, a renewal, the lapse, lost, release),
-// driven by timers (the heartbeat every `renewEvery` ms, an early renewal when the
-// generator nears its fence, checked every WATCH_MS, the lapse `ttl - skew` ms after the
-// newest successful renewal was sent), and every live lease released on SIGINT,
-// SIGTERM and at exit. The stores are the objects of calls lease-rules.mjs describes.
+// driven by one timer that asks the rules (`decide`) what to do at least every WATCH_MS
+// and exactly when the lapse or the next regular renewal comes, and every live lease
+// released on SIGINT, SIGTERM and at exit. The stores are the objects of calls lease-rules.mjs describes.
 const { hostname } = require("node:os");
 const api = require("./node.cjs");
 // Bundled in by `cargo xtask npm` (node.cjs stays a separate file: one wasm instance).
-const { HeldLease, acquireLease, leaseOptions: checkLease, storeError, within } = require("./lease-rules.mjs");
+const { HeldLease, POLL_MS, acquireLease, leaseOptions: checkLease, storeError, within } = require("./lease-rules.mjs");
 
-// How often a lease checks whether its generator is near the fence (lease-rules.mjs).
-const WATCH_MS = 100;
+// How often a lease asks whether its generator is near the fence (lease-rules.mjs).
+const WATCH_MS = POLL_MS;
 // How long releasing on a signal or at exit may hold the process.
 const EXIT_RELEASE_MS = 1000;
 
@@ -53,45 +52,30 @@ function unhook() {
 
 /** A node id leased from a store, renewed by timers. Made by `leaseNode`. */
 class Lease extends HeldLease {
-  #renewTimer;
-  #watchTimer;
-  #lapseTimer;
+  #timer;
 
   _start() {
-    this.#armLapse();
-    this.#beat();
-    this.#watchTimer = setInterval(() => {
-      if (this._nearFence()) this._renew();
-    }, WATCH_MS);
-    this.#watchTimer.unref();
     live.add(this);
     hook();
+    this.#tick();
   }
 
-  #beat() {
-    this.#renewTimer = setTimeout(() => {
-      if (this.state !== "live") return;
+  /** Does what the rules say now, and looks again when they say (at most WATCH_MS on). */
+  #tick() {
+    clearTimeout(this.#timer);
+    if (this.state !== "live") return;
+    let d = this._decide(true);
+    if (d.action === "renew") {
       this._renew();
-      this.#beat();
-    }, this._options.renewEvery);
-    this.#renewTimer.unref();
-  }
-
-  #armLapse() {
-    clearTimeout(this.#lapseTimer);
-    const { ttl, skew } = this._options;
-    this.#lapseTimer = setTimeout(() => this._lapse(), Math.max(0, ttl - skew - this._sinceRenewal()));
-    this.#lapseTimer.unref();
-  }
-
-  _renewed() {
-    this.#armLapse();
+      d = this._decide(true);
+    }
+    if (d.action === "lapse") return this._lapse();
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.min(WATCH_MS, d.next ?? WATCH_MS)));
+    this.#timer.unref();
   }
 
   _stopped() {
-    clearTimeout(this.#renewTimer);
-    clearInterval(this.#watchTimer);
-    clearTimeout(this.#lapseTimer);
+    clearTimeout(this.#timer);
     live.delete(this);
     if (live.size === 0) unhook();
   }

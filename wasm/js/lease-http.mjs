@@ -21,7 +21,17 @@
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
 import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
-import { acquireArgs, codeOf, layoutFacts, leaseGenerator, newToken, pastFence, storeError } from "./lease-rules.mjs";
+import {
+  HeldLease,
+  POLL_MS,
+  acquireArgs,
+  acquireLease,
+  codeOf,
+  layoutFacts,
+  newToken,
+  pastFence,
+  storeError,
+} from "./lease-rules.mjs";
 
 const OPTIONS = [
   "store",
@@ -49,8 +59,6 @@ const MAX_TOKEN = 256;
 const MAX_HOLDER = 1024;
 const MAX_IDS = 100_000;
 const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
-// While the handler's own lease of a new space is not usable yet, renew this often.
-const USABLE_POLL_MS = 100;
 
 /** An error answered with `status` and `{ error: { code, message } }`. */
 class HttpError extends Error {
@@ -252,52 +260,27 @@ export function httpFor(api) {
     };
 
     // ---- the handler's own lease of each space, for `ids` ----
-    const own = new Map(); // space -> Promise of { ticket, gen, okSentAt, state, renewing }
+    // A holder of lease-rules.mjs, kept per request (`keep`, with no background: a
+    // request that finds a renewal due awaits it, never past the lapse). Its store calls
+    // are bounded by `storeTimeoutMs` too; the store's errors reach the holder as they
+    // are (it reads LOST), an acquire's as the handler's.
+    const own = new Map(); // space -> Promise of a HeldLease with its generator in `gen`
+    const ownStore = {
+      acquire: (a) => call(store.acquire(a), "an acquire"),
+      renew: (t, ttl) =>
+        within(Promise.resolve(store.renew(t, ttl)), timeoutMs, silent("the lease store", timeoutMs, "a renewal")),
+      release: (t, issued) =>
+        within(Promise.resolve(store.release(t, issued)), timeoutMs, silent("the lease store", timeoutMs, "a release")),
+    };
 
     async function acquireOwn(s) {
-      const token = newToken();
-      const sentAt = performance.now();
-      const grant = await call(store.acquire(acquireArgs({ ...s, holder: "snowdrift/http ids" }, token)), "an acquire");
-      const h = { ticket: { space: s.space, node: grant.node, token }, okSentAt: sentAt, state: "live", ...grant };
-      // A new space's first leases start after its skew: renew until there is a tick to issue in.
-      const deadline = performance.now() + s.skew + 2000;
-      while (h.until - h.notBefore <= s.facts.tickMs) {
-        if (performance.now() > deadline) {
-          throw new HttpError(503, "UNAVAILABLE", `space '${s.space}' is new; try again in ${s.skew} ms`);
-        }
-        await sleep(USABLE_POLL_MS);
-        h.until = Math.max(h.until, await call(store.renew(h.ticket, s.ttl), "a renewal"));
-      }
-      h.gen = leaseGenerator(api, { ...h, layout: s.layout, facts: s.facts, node: grant.node });
-      return h;
+      const o = { ...s, holder: "snowdrift/http ids" };
+      const lease = await acquireLease((...args) => new HeldLease(api, ...args), ownStore, o);
+      lease.gen = lease.generator();
+      return lease;
     }
 
-    function stopOwn(s, h) {
-      h.state = "stopped";
-      h.gen.setFenceMs(0);
-      if (own.get(s.space) === h.promise) own.delete(s.space);
-    }
-
-    /** Renews `h` (one renewal at a time; concurrent callers share it). */
-    function renewOwn(s, h) {
-      h.renewing ??= (async () => {
-        const sentAt = performance.now();
-        try {
-          const until = await call(store.renew(h.ticket, s.ttl), "a renewal");
-          if (until > h.until) h.until = until;
-          h.gen.setFenceMs(h.until);
-          h.okSentAt = Math.max(h.okSentAt, sentAt);
-        } catch (e) {
-          if (e.code === "LOST") stopOwn(s, h);
-          else if (performance.now() - h.okSentAt > s.ttl - s.skew) stopOwn(s, h); // lapsed
-        } finally {
-          h.renewing = undefined;
-        }
-      })();
-      return h.renewing;
-    }
-
-    /** The handler's live lease of `s`, renewed first when due (every ttl / 3). */
+    /** The handler's live lease of `s`, renewed first when the rules say so. */
     async function ownLease(s) {
       for (let attempt = 0; attempt < 2; attempt++) {
         let p = own.get(s.space);
@@ -306,10 +289,14 @@ export function httpFor(api) {
           own.set(s.space, p);
           p.catch(() => own.get(s.space) === p && own.delete(s.space));
         }
-        const h = await p;
-        h.promise = p;
-        if (h.state === "live" && performance.now() - h.okSentAt >= s.renewEvery) await renewOwn(s, h);
-        if (h.state === "live") return h;
+        // The store's failures are HttpErrors already; the rest are the holder's own (not
+        // usable in time, lapsed or lost while waiting), with messages naming no hosts.
+        const lease = await p.catch((e) =>
+          Promise.reject(e instanceof HttpError ? e : new HttpError(503, "UNAVAILABLE", e.message)),
+        );
+        await lease.keep().catch(() => {});
+        if (lease.state === "live") return lease;
+        if (own.get(s.space) === p) own.delete(s.space); // lapsed or lost: lease again
       }
       throw new HttpError(503, "UNAVAILABLE", `the handler could not hold a lease of space '${s.space}'`);
     }
@@ -334,16 +321,17 @@ export function httpFor(api) {
     async function ids(s, count) {
       if (typeof store.ids === "function") return storeIds(s, count);
       for (let attempt = 0; ; attempt++) {
-        const h = await ownLease(s);
+        const lease = await ownLease(s);
         try {
-          return Array.from(h.gen.nextBatch(count), String);
+          return Array.from(lease.gen.nextBatch(count), String);
         } catch (e) {
           // At the fence. A new space's first leases are fenced a TTL ahead of the store's
-          // clock, and only renewals give them more ID time: renew now, once per request,
-          // when a renewal can move the fence (a tick has passed since the last one).
-          const renewable = h.state === "live" && performance.now() - h.okSentAt >= s.facts.tickMs;
-          if (attempt === 0 && pastFence(e) && renewable) {
-            await renewOwn(s, h);
+          // clock, and only renewals give them more ID time: once per request, wait until
+          // the rules allow an early renewal (POLL_MS after the last one), renew, try again.
+          if (attempt === 0 && pastFence(e) && lease.state === "live") {
+            for (let i = 0, d; i < 3 && (d = lease._decide(false)).action === "none" && d.next <= POLL_MS; i++) {
+              await sleep(d.next);
+            }
             continue;
           }
           throw new HttpError(503, "UNAVAILABLE", `cannot issue IDs of space '${s.space}' now: ${e.message}`);
@@ -455,13 +443,9 @@ export function httpFor(api) {
       own.clear();
       await Promise.allSettled(
         all.map(async (p) => {
-          const h = await p;
-          if (h.state !== "live") return;
-          const s = spaces.get(h.ticket.space);
-          stopOwn(s, h);
-          const issued = Math.max(h.notBefore, h.gen.issuedThroughMs);
-          h.gen.free();
-          await call(store.release(h.ticket, issued), "a release");
+          const lease = await p;
+          await lease.release();
+          lease.gen.free();
         }),
       );
     };

@@ -117,12 +117,64 @@ export function newToken() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// While a new (or data-lost) space's first lease is not yet usable, renew this often.
-const USABLE_POLL_MS = 100;
+// The holder's rules (lease/PROTOCOL.md, "What a holder does"), the same in Rust
+// (lease/src/beat.rs) and checked against one table of situations
+// (tests/vectors/holder.json). While a lease is not usable yet, and between early
+// renewals, a holder waits this long:
+export const POLL_MS = 100;
 // A generator whose newest ID is this close to its fence (ms of ID time; at most `ttl -
-// renewEvery`) renews early, every USABLE_POLL_MS at most. A new space's first leases are
+// renewEvery`) renews early, every POLL_MS at most. A new space's first leases are
 // fenced a TTL ahead of the store's clock, and only renewals give them more ID time.
-const NEAR_FENCE_MS = 1000;
+export const NEAR_FENCE_MS = 1000;
+
+/** Whether a lease fenced at `until` has a tick of `tickMs` to issue in after `notBefore`. */
+export const usable = (until, notBefore, tickMs) => until - notBefore > tickMs;
+
+/**
+ * What a holder does now: the decision core every JS holder drives (Node's timers, a
+ * Worker's `keep(ctx)`, the HTTP handler's `ids`, the browser client's usable wait), pure:
+ * the situation in, the decision out. Times are ms of one monotonic clock.
+ *
+ * Situation: `live` (false once lapsed, lost or released), `now`, `acquireSentAt` (when
+ * the acquire was sent), `okSentAt` (when the newest successful call, acquire or renew,
+ * was sent), `sentAt` (when the newest renewal, or the acquire, was sent), `pending` (the
+ * newest renewal has no answer yet; one is not waited for past POLL_MS while the lease is
+ * not usable, or past `renewEvery` once it is: another is sent then), `until`, `notBefore`, `issuedThrough` (the
+ * generator's newest ID time; null before it exists), `ttl`, `skew`, `renewEvery`,
+ * `tick` (the layout's unit), `background` (the driver can leave a renewal running after
+ * its caller returns).
+ *
+ * Decision `{ action, wait, next }`, `action` one of:
+ * - `stopped`: the lease is not live; its error is final.
+ * - `lapse`: `ttl - skew` passed since the newest successful call was sent: stop for good.
+ * - `give-up`: not usable `ttl + skew` after the acquire was sent (renewals succeed but do
+ *   not move the fence: the store's clock stands still or went back).
+ * - `renew`: send a renewal now; `wait`: the caller awaits it (bounded by the lapse).
+ * - `await`: a renewal is pending and the caller awaits it (bounded by the lapse).
+ * - `sleep`: not usable yet; renew again in `next` ms.
+ * - `none`: nothing to do; ask again within `next` ms (when the lapse or the next
+ *   regular renewal comes; an early renewal needs asking every POLL_MS).
+ */
+export function decide(s) {
+  if (!s.live) return { action: "stopped" };
+  const lapseIn = s.okSentAt + s.ttl - s.skew - s.now;
+  if (lapseIn <= 0) return { action: "lapse" };
+  const sinceSent = s.now - s.sentAt;
+  if (!usable(s.until, s.notBefore, s.tick)) {
+    if (s.now - s.acquireSentAt >= s.ttl + s.skew) return { action: "give-up" };
+    if (sinceSent >= POLL_MS) return { action: "renew", wait: true };
+    const next = Math.min(POLL_MS - sinceSent, lapseIn);
+    return s.pending ? { action: "await", wait: true, next } : { action: "sleep", next };
+  }
+  const near = s.issuedThrough !== null && s.until - s.issuedThrough < Math.min(NEAR_FENCE_MS, s.ttl - s.renewEvery);
+  // A caller awaits the renewal when the generator nears its fence, when the driver has
+  // no background, and once half of `ttl - skew` passed with no renewal succeeding.
+  const wait = near || !s.background || 2 * (s.now - s.okSentAt) >= s.ttl - s.skew;
+  if (sinceSent >= s.renewEvery || (near && !s.pending && sinceSent >= POLL_MS)) return { action: "renew", wait };
+  let next = Math.min(s.renewEvery - sinceSent, lapseIn);
+  if (near && !s.pending) next = Math.min(next, POLL_MS - sinceSent);
+  return s.pending && wait ? { action: "await", wait, next } : { action: "none", next };
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -137,12 +189,31 @@ export function within(p, ms, message, ref = false) {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Resolves when `p` settles or `ms` pass, whichever is first (never rejects). */
+function settled(p, ms) {
+  let timer;
+  const time = new Promise((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  return Promise.race([
+    p?.then(
+      () => {},
+      () => {},
+    ),
+    time,
+  ]).finally(() => clearTimeout(timer));
+}
+
+// Bounds the loops of a driver: each pass waits or ends, and the lapse ends them all.
+const MAX_STEPS = 100_000;
+
 /**
- * The holder's state machine of one lease, whatever the runtime: the fence, the wait
- * until usable, a renewal and its bookkeeping, the lapse, lost, the generator and the
- * release. What schedules the renewals and checks the lapse is the runtime's: timers in
- * Node (`holder.cjs`), each request in Workers (`cloudflare.js`); they subclass this and
- * hear of a successful renewal (`_renewed`) and of the stop (`_stopped`).
+ * The holder's state machine of one lease, whatever the runtime: the fence, a renewal
+ * and its bookkeeping, the lapse, lost, the generator and the release, with `decide`
+ * saying what to do. Drivers only do the I/O `decide` asks for: the wait until usable
+ * (`_usable`, every runtime), timers in Node (`holder.cjs`), `keep(ctx)` in each request
+ * in Workers (`cloudflare.js`) and in the HTTP handler (`lease-http.mjs`). Every await of
+ * a store call is bounded by the lapse. Subclasses hear of the stop (`_stopped`).
  */
 export class HeldLease {
   #api;
@@ -150,9 +221,10 @@ export class HeldLease {
   #ticket;
   #o;
   #gen;
-  #okSentAt; // performance.now() when the newest successful renewal was sent
-  #sentAt; // performance.now() when the newest renewal was sent
-  #pending = 0; // renewals sent and not answered
+  #acquireSentAt; // performance.now() when the acquire was sent
+  #okSentAt; // performance.now() when the newest successful call was sent
+  #sentAt; // performance.now() when the newest renewal (or the acquire) was sent
+  #renewing; // the newest renewal, while it has no answer
   #controller = new AbortController();
   #released;
 
@@ -161,6 +233,7 @@ export class HeldLease {
     this.#store = store;
     this.#o = o;
     this.#ticket = { space: o.space, node: grant.node, token };
+    this.#acquireSentAt = sentAt;
     this.#okSentAt = sentAt;
     this.#sentAt = sentAt;
     /** The node id. */
@@ -180,76 +253,103 @@ export class HeldLease {
     return this.#controller.signal;
   }
 
-  /** The checked options: `ttl`, `skew`, `renewEvery` (ms) and the rest. */
-  get _options() {
-    return this.#o;
-  }
-
-  /** How long ago (local monotonic ms) the newest successful renewal was sent. */
-  _sinceRenewal() {
-    return performance.now() - this.#okSentAt;
-  }
-
   _what() {
     return `lease of node ${this.node} of '${this.#o.space}'`;
   }
 
-  /** Renews until the lease has a tick to issue in (a new space's first `skew` ms). */
+  /** What to do now (`decide`), for a driver that can (`background`) or cannot leave a
+   * renewal running after its caller returns. */
+  _decide(background) {
+    const { ttl, skew, renewEvery, facts } = this.#o;
+    return decide({
+      live: this.state === "live",
+      now: performance.now(),
+      acquireSentAt: this.#acquireSentAt,
+      okSentAt: this.#okSentAt,
+      sentAt: this.#sentAt,
+      pending: this.#renewing !== undefined,
+      until: this.until,
+      notBefore: this.notBefore,
+      issuedThrough: this.#gen?.issuedThroughMs ?? null,
+      ttl,
+      skew,
+      renewEvery,
+      tick: facts.tickMs,
+      background,
+    });
+  }
+
+  /** Waits until the lease has a tick to issue in (a new space's first `skew` ms). */
   async _usable() {
-    const { ttl, skew } = this.#o;
-    const deadline = performance.now() + ttl + skew;
-    while (this.until - this.notBefore <= this.#o.facts.tickMs) {
-      if (performance.now() > deadline) {
+    const { ttl, skew, facts } = this.#o;
+    for (let i = 0; i < MAX_STEPS && !usable(this.until, this.notBefore, facts.tickMs); i++) {
+      const d = this._decide(false);
+      if (d.action === "lapse") this._lapse();
+      if (d.action === "give-up") {
         throw new Error(
           `${this._what()} is not usable after ${ttl + skew} ms (fence ${this.until}, not before ${this.notBefore})`,
         );
       }
-      await sleep(USABLE_POLL_MS);
-      // A renewal that gets no answer is given up on here (it may still land).
-      await Promise.race([this._renew(), sleep(USABLE_POLL_MS)]);
       if (this.state !== "live") throw this.error;
+      if (d.action === "renew") this._renew();
+      else if (d.action === "await") await settled(this.#renewing, d.next);
+      else await sleep(d.next);
     }
   }
 
-  /** Whether the generator's newest ID is near its fence and a renewal could move it (one
-   * was last sent USABLE_POLL_MS ago or more, none is pending): renew now, ahead of the
-   * regular schedule. */
-  _nearFence() {
-    const { ttl, renewEvery } = this.#o;
-    return (
-      this.state === "live" &&
-      this.#gen !== undefined &&
-      this.#pending === 0 &&
-      performance.now() - this.#sentAt >= USABLE_POLL_MS &&
-      this.until - this.#gen.issuedThroughMs < Math.min(NEAR_FENCE_MS, ttl - renewEvery)
-    );
+  /**
+   * The per-request driver (Workers, the HTTP handler), cheap unless a renewal is due:
+   * lapses the lease when no renewal succeeded for `ttl - skew` ms, renews when `decide`
+   * says so (in the background through `ctx.waitUntil` when the caller gives one and
+   * need not wait, else awaited), awaits a pending renewal when it must, never past the
+   * lapse, and throws the lease's error once it stopped.
+   */
+  async keep(ctx) {
+    const background = typeof ctx?.waitUntil === "function";
+    for (let i = 0; i < MAX_STEPS && this.state === "live"; i++) {
+      const d = this._decide(background);
+      if (d.action === "lapse") this._lapse();
+      else if (d.action === "renew") {
+        const p = this._renew();
+        if (d.wait) continue;
+        ctx.waitUntil(p);
+      } else if (d.action === "await") {
+        await settled(this.#renewing, d.next);
+        continue;
+      }
+      break;
+    }
+    if (this.state !== "live") throw this.error;
   }
 
-  /** One renewal; failures other than LOST are left for the next one. A reply that comes
-   * late (a client queueing commands while the store is away) counts from when it was
-   * sent; the lapse bounds how many can be pending. */
-  async _renew() {
+  /** Sends a renewal; failures other than LOST are left for the next one. A reply that
+   * comes late (a client queueing commands while the store is away) counts from when it
+   * was sent. Resolves when it is answered (never rejects). */
+  _renew() {
     const sentAt = performance.now();
     this.#sentAt = sentAt;
-    this.#pending++;
+    const p = this.#renewOnce(sentAt);
+    this.#renewing = p;
+    // Runs after the assignment even when the store's call failed at once.
+    p.finally(() => {
+      if (this.#renewing === p) this.#renewing = undefined;
+    });
+    return p;
+  }
+
+  async #renewOnce(sentAt) {
     try {
       const until = await this.#store.renew(this.#ticket, this.#o.ttl);
       if (this.state !== "live") return;
+      // A reply that comes after the lapse was due does not count: the lease lapsed.
+      if (this._decide(true).action === "lapse") return this._lapse();
       if (until > this.until) this.until = until;
       this.#gen?.setFenceMs(this.until);
-      if (sentAt > this.#okSentAt) {
-        this.#okSentAt = sentAt;
-        this._renewed();
-      }
+      if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
     } catch (e) {
       if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
-    } finally {
-      this.#pending--;
     }
   }
-
-  /** Called after a renewal moved the newest successful one forward. */
-  _renewed() {}
 
   /** Called once, when the lease stops. */
   _stopped() {}
@@ -305,14 +405,30 @@ export class HeldLease {
 }
 
 /** Acquires a lease of the checked options `o` from `store`, made by `make(store, o,
- * token, sentAt, grant)`; resolves once it is usable (else releases it and rejects). */
+ * token, sentAt, grant)`; resolves once it is usable (else releases it and rejects). A
+ * grant that comes `ttl - skew` ms or more after the acquire was sent would lapse at once:
+ * the acquire is given up then (and a grant that still comes is released). */
 export async function acquireLease(make, store, o) {
   const token = newToken();
   const sentAt = performance.now();
+  const args = acquireArgs(o, token);
+  const asked = Promise.resolve(store.acquire(args));
+  const live = o.ttl - o.skew;
   let grant;
   try {
-    grant = await store.acquire(acquireArgs(o, token));
+    grant = await within(
+      asked,
+      live,
+      `acquire of a node id of '${o.space}' got no reply within ${live} ms (ttl - skew)`,
+      true,
+    );
   } catch (e) {
+    asked
+      .then(
+        (g) => store.release({ space: o.space, node: g.node, token }, g.notBefore),
+        () => {},
+      )
+      .catch(() => {});
     throw storeError(e);
   }
   const lease = make(store, o, token, sentAt, grant);
