@@ -268,9 +268,17 @@ export function httpFor(api) {
     const ownStore = {
       acquire: (a) => call(store.acquire(a), "an acquire"),
       renew: (t, ttl) =>
-        within(new Promise((ok) => ok(store.renew(t, ttl))), timeoutMs, silent("the lease store", timeoutMs, "a renewal")),
+        within(
+          new Promise((ok) => ok(store.renew(t, ttl))),
+          timeoutMs,
+          silent("the lease store", timeoutMs, "a renewal"),
+        ),
       release: (t, issued) =>
-        within(new Promise((ok) => ok(store.release(t, issued))), timeoutMs, silent("the lease store", timeoutMs, "a release")),
+        within(
+          new Promise((ok) => ok(store.release(t, issued))),
+          timeoutMs,
+          silent("the lease store", timeoutMs, "a release"),
+        ),
     };
 
     async function acquireOwn(s) {
