@@ -322,7 +322,7 @@ export function httpFor(api) {
         if (performance.now() + wait > deadline) {
           throw new HttpError(503, "UNAVAILABLE", `space '${s.space}' is new; try again in ${wait} ms`);
         }
-        await sleep(Math.min(Math.max(wait, 1), USABLE_POLL_MS));
+        await sleep(Math.min(Math.max(wait, 1), POLL_MS));
       }
     }
 
