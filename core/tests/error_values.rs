@@ -91,6 +91,8 @@ macro_rules! both {
         }
         #[cfg(feature = "atomic")]
         {
+            // Some scenarios use only its `&self` calls.
+            #[allow(unused_mut)]
             let mut $g = snowdrift::AtomicGenerator::new($clock, $layout, 1, $policy).unwrap();
             $body
         }
@@ -241,5 +243,77 @@ fn a_resume_mark_above_the_clock_lets_borrow_run_no_further_ahead_than_the_mark(
         // A step back past the lead: the error says how far ahead the next ID would be.
         clock.set(T0 - 20);
         assert_every_call(&mut g, too_far(27, 1), "20 ms back");
+    });
+}
+
+#[test]
+fn with_ticks_longer_than_the_borrow_bound_an_id_is_never_more_than_the_bound_ahead() {
+    // 1 s ticks, a 1 ms bound: a used-up tick takes the next one only in its last 1 ms.
+    let layout = tiny(1000);
+    let clock = ManualClock::new(T0);
+    both!(&clock, layout, Policy::Borrow { max_ahead_ms: 1 }, |g| {
+        clock.set(T0);
+        assert_eq!(g.next_batch(4).unwrap().len(), 4);
+        for ms in [T0, T0 + 500, T0 + 998] {
+            clock.set(ms);
+            assert_eq!(
+                g.try_next().map_err(|e| e.kind()),
+                Err(ErrorKind::WouldBlock),
+                "at {ms}"
+            );
+        }
+        clock.set(T0 + 999);
+        let mut ids = [0; 2];
+        assert_eq!(g.fill(&mut ids), Ok(2));
+        for id in ids {
+            assert_eq!(layout.decode(id).unwrap().time_ms, T0 + 1000);
+        }
+    });
+}
+
+#[test]
+fn past_fence_names_the_refused_tick_and_the_fence_rounded_up_to_a_tick() {
+    let layout = tiny(10);
+    let clock = ManualClock::new(T0 + 4);
+    both!(&clock, layout, Policy::DEFAULT, |g| {
+        g.set_fence_ms(T0 + 5); // IDs of the tick of T0 start before it: allowed
+        clock.set(T0 + 4);
+        assert!(g.next().is_ok());
+        clock.set(T0 + 10);
+        for (call, got) in every_call(&mut g) {
+            assert_eq!(got.map_err(|n| n.kind), Err(ErrorKind::PastFence), "{call}");
+        }
+        let err = g.next().unwrap_err();
+        assert_eq!(
+            (err.time_ms(), err.fence_ms()),
+            (Some(T0 + 10), Some(T0 + 10))
+        );
+        g.set_fence_ms(u64::MAX);
+    });
+}
+
+#[test]
+fn a_used_up_time_field_names_its_end() {
+    // 4 ticks of 1 ms: the last starts at epoch + 3.
+    let layout = Layout::builder()
+        .time_bits(2)
+        .node_bits(4)
+        .sequence_bits(1)
+        .epoch_ms(T0)
+        .build()
+        .unwrap();
+    let clock = ManualClock::new(T0 + 3);
+    both!(&clock, layout, Policy::Borrow { max_ahead_ms: 5 }, |g| {
+        clock.set(T0 + 3);
+        assert_eq!(g.next_batch(2).unwrap().len(), 2);
+        for (call, got) in every_call(&mut g) {
+            let err = got.unwrap_err();
+            assert_eq!(err.kind, ErrorKind::OutOfRange, "{call}");
+        }
+        let err = g.next().unwrap_err();
+        assert_eq!(
+            (err.value(), err.min(), err.max()),
+            (Some(layout.exhausts_at()), Some(T0), Some(T0 + 3))
+        );
     });
 }
