@@ -295,20 +295,26 @@ impl<C: Clock> AtomicGenerator<C> {
     #[inline(always)]
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
-        engine::run(&self.clock, blocking, move |ms| self.attempt(ms, n))
+        engine::run(&self.clock, blocking, move |ms| {
+            self.attempt(ms, n, blocking)
+        })
     }
 
     /// One attempt at `n` slots with the clock reading `ms`.
     #[inline(always)]
-    fn attempt(&self, mut ms: u64, n: u64) -> Step<(u64, u32)> {
+    fn attempt(&self, mut ms: u64, n: u64, blocking: bool) -> Step<(u64, u32)> {
         let engine = &self.engine;
         // The clock was read before the state was loaded, so another caller may have
         // taken a later tick in between: a reading behind the state is confirmed with a
         // fresh reading, taken after the load, before it counts as a step back (and the
         // fresh reading is the one a wait starts from). The acquire/release pairs make
-        // that fresh reading come after the other caller's.
+        // that fresh reading come after the other caller's. After a lost race, a blocking
+        // call hands a wait to `engine::wait` as it is, which reads the clock again and
+        // keeps the wait's bound: confirming it here could repeat for as long as other
+        // callers win every race.
         let mut seen = self.next.load(Ordering::Acquire);
         let mut fresh = false;
+        let mut raced = false;
         loop {
             let now = match engine.tick(ms) {
                 Ok(now) => now,
@@ -323,6 +329,7 @@ impl<C: Clock> AtomicGenerator<C> {
                     slot
                 }
                 Step::NextTick { at_ms } => return Step::NextTick { at_ms },
+                Step::Wait(behind) if raced && blocking => return Step::Wait(behind),
                 Step::Wait(_) | Step::Fail(_) if !fresh => {
                     ms = self.clock.now_ms();
                     fresh = true;
@@ -344,7 +351,7 @@ impl<C: Clock> AtomicGenerator<C> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => return Step::Done((slot, len as u32)),
-                Err(actual) => (seen, fresh) = (actual, false),
+                Err(actual) => (seen, fresh, raced) = (actual, false, true),
             }
         }
     }

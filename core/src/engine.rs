@@ -50,8 +50,8 @@ pub(crate) enum Step<T> {
     Lead(T),
     /// The clock, read at `at_ms`, is behind: try again as it moves. The wait starts at
     /// the first such reading; once the clock has moved more than `limit_ms` past it and
-    /// is still short of `target_ms`, the call fails with
-    /// `ClockBackwards { by_ms: target_ms - start }`, which is then above the limit.
+    /// is still short of `target_ms`, the call fails with the error
+    /// [`Overdue`] describes.
     Wait(Behind),
     /// The tick is used up (the clock read `at_ms`): try again as the clock moves on. No
     /// clock-time limit, since the next tick always frees slots for a single owner, and
@@ -69,6 +69,21 @@ pub(crate) struct Behind {
     pub at_ms: u64,
     pub target_ms: u64,
     pub limit_ms: u64,
+    pub overdue: Overdue,
+}
+
+/// The error of a wait that ran out: see [`Step::Wait`].
+#[derive(Clone, Copy)]
+pub(crate) enum Overdue {
+    /// [`ErrorKind::ClockBackwards`](crate::ErrorKind::ClockBackwards), by `target_ms`
+    /// less `tick_ms` of the wait's first reading: the start of its tick, so that a
+    /// generator's step is whole ticks (a wait is started only within its limit, so the
+    /// step is then above it).
+    Backwards { tick_ms: u64 },
+    /// [`ErrorKind::TooFarAhead`](crate::ErrorKind::TooFarAhead) at this reading, the
+    /// next ID `ahead_ms` ahead of it (a wait under `Borrow` that ran out, other callers
+    /// of a shared generator having taken the ticks the clock reached meanwhile).
+    Ahead { ahead_ms: u64 },
 }
 
 /// Runs `attempt` with the clock's reading until it is done or fails, waiting (bounded)
@@ -109,8 +124,9 @@ pub(crate) fn wait<C: Clock, T>(
     mut step: Step<T>,
     mut attempt: impl FnMut(u64) -> Step<T>,
 ) -> Result<T, Error> {
-    // The reading at which the clock was first found behind, once it was.
-    let mut behind_since: Option<u64> = None;
+    // The reading at which the clock was first found behind, once it was, and the start
+    // of its tick (see `Overdue::Backwards`).
+    let mut behind_since: Option<(u64, u64)> = None;
     // Readings in a row that did not move forward: a clock that moves (even after a step
     // back) is not stalled; one that repeats or only goes back for STALL_READS reads is.
     let mut idle = 0u32;
@@ -125,12 +141,20 @@ pub(crate) fn wait<C: Clock, T>(
                 at_ms,
                 target_ms,
                 limit_ms,
+                overdue,
             }) => {
-                let since = *behind_since.get_or_insert(at_ms);
+                let tick_ms = match overdue {
+                    Overdue::Backwards { tick_ms } => tick_ms,
+                    Overdue::Ahead { .. } => at_ms,
+                };
+                let (since, since_tick_ms) = *behind_since.get_or_insert((at_ms, tick_ms));
                 if at_ms.saturating_sub(since) > limit_ms {
-                    return Err(Error(Repr::ClockBackwards {
-                        by_ms: target_ms.saturating_sub(since),
-                        limit_ms,
+                    return Err(Error(match overdue {
+                        Overdue::Backwards { .. } => Repr::ClockBackwards {
+                            by_ms: target_ms.saturating_sub(since_tick_ms),
+                            limit_ms,
+                        },
+                        Overdue::Ahead { ahead_ms } => Repr::TooFarAhead { ahead_ms, limit_ms },
                     }));
                 }
                 at_ms
@@ -345,84 +369,94 @@ impl Engine {
         if fresh > next {
             return Step::Done(fresh);
         }
-        self.behind(now_ms, next, fence, lead())
+        self.behind(now, now_ms, next, fence, lead())
     }
 
-    /// `next` lies past the current tick: either this tick is used up, or the generator is
-    /// ahead of the clock (a resume mark above it, borrowed ticks, or a clock step back).
+    /// `next` lies past the current tick `now` (read at `now_ms`): either this tick is
+    /// used up, or the generator is ahead of the clock (a resume mark above it, borrowed
+    /// ticks, or a clock step back).
     #[cold]
     #[inline(never)]
-    fn behind(&self, now_ms: u64, next: u64, fence: u64, lead: Lead) -> Step<u64> {
+    fn behind(&self, now: u64, now_ms: u64, next: u64, fence: u64, lead: Lead) -> Step<u64> {
         let next_tick = next >> self.seq_bits;
         // next > the current tick's first slot >= 0
         let last_tick = (next - 1) >> self.seq_bits;
         // Every tick used since the resume mark was taken under its lead: the lag it
         // explains is not a clock step.
-        let in_lead = lead.ticks > 0 && last_tick <= lead.through;
-        let lead_ms = if in_lead {
-            self.ticks_ms(lead.ticks)
+        let lead_ticks = if lead.ticks > 0 && last_tick <= lead.through {
+            lead.ticks
         } else {
             0
         };
-        // How far the clock must still move before `next` is no longer ahead of it
-        // (beyond the lead): at least 1 ms without a lead, since next_tick > now.
-        let need_ms = self
-            .start_ms(next_tick)
-            .saturating_sub(now_ms)
-            .saturating_sub(lead_ms);
-        let borrow = match self.policy {
-            Policy::Borrow { max_ahead_ms } => need_ms <= u64::from(max_ahead_ms),
-            _ => need_ms == 0,
+        let lead_ms = self.ticks_ms(lead_ticks);
+        // How far ahead of the clock the next ID would be (the start of its tick), and how
+        // far the policy lets it be: the mark's lead, or the bound of `Borrow` if larger.
+        let ahead_ms = self.start_ms(next_tick).saturating_sub(now_ms);
+        let allowed_ms = match self.policy {
+            Policy::Borrow { max_ahead_ms } => lead_ms.max(u64::from(max_ahead_ms)),
+            _ => lead_ms,
         };
-        if borrow {
+        if ahead_ms <= allowed_ms {
             if next_tick > self.max_tick {
                 return Step::Fail(self.exhausted());
             }
             if next_tick >= fence {
                 return Step::Fail(self.past_fence(next_tick, fence));
             }
-            return if in_lead && next_tick > last_tick {
+            return if lead_ticks > 0 && next_tick > last_tick {
                 Step::Lead(next)
             } else {
                 Step::Done(next)
             };
         }
-        // The clock (with the lead) has reached the newest tick used, which is used up:
-        // wait for the next one, whatever the policy.
-        if self.start_ms(last_tick).saturating_sub(lead_ms) <= now_ms {
+        // How far the clock must still move to reach the newest tick used (beyond the
+        // lead). None: that tick is used up; wait for the next one, whatever the policy.
+        let catch_up_ms = self
+            .start_ms(last_tick)
+            .saturating_sub(lead_ms)
+            .saturating_sub(now_ms);
+        if catch_up_ms == 0 {
             return Step::NextTick { at_ms: now_ms };
         }
+        // The step back, in whole ticks: from the clock's tick up to the newest tick used,
+        // less the lead (at least one tick, since that tick is still ahead).
+        let step_ms = self.ticks_ms(last_tick.saturating_sub(lead_ticks).saturating_sub(now));
         match self.policy {
-            // Past the bound by at most the bound: the lead grew by taking ticks (a tick's
-            // worth past it under load) or by a step back no larger than the bound. Wait
-            // for the clock, as for a used-up tick; a larger step is an error at once.
-            Policy::Borrow { max_ahead_ms }
-                if need_ms - u64::from(max_ahead_ms) <= u64::from(max_ahead_ms) =>
-            {
-                Step::Wait(Behind {
-                    at_ms: now_ms,
-                    target_ms: now_ms + (need_ms - u64::from(max_ahead_ms)),
-                    limit_ms: u64::from(max_ahead_ms),
-                })
+            // Past the allowance by at most the bound: the lead grew by taking ticks (a
+            // tick's worth past it under load) or by a step back no larger than the bound.
+            // Wait for the clock, at most the bound; further ahead is an error at once.
+            Policy::Borrow { max_ahead_ms } => {
+                let limit_ms = u64::from(max_ahead_ms);
+                if ahead_ms - allowed_ms <= limit_ms {
+                    Step::Wait(Behind {
+                        at_ms: now_ms,
+                        target_ms: now_ms + (ahead_ms - allowed_ms),
+                        limit_ms,
+                        overdue: Overdue::Ahead { ahead_ms },
+                    })
+                } else {
+                    Step::Fail(Error(Repr::TooFarAhead { ahead_ms, limit_ms }))
+                }
             }
-            Policy::Borrow { max_ahead_ms } => Step::Fail(Error(Repr::TooFarAhead {
-                ahead_ms: need_ms,
-                limit_ms: u64::from(max_ahead_ms),
-            })),
-            Policy::Wait { max_wait_ms } if need_ms <= u64::from(max_wait_ms) => {
+            // The clock can reach the newest tick used within the limit: wait for it (and
+            // then for the next tick, if that one is used up).
+            Policy::Wait { max_wait_ms } if catch_up_ms <= u64::from(max_wait_ms) => {
                 Step::Wait(Behind {
                     at_ms: now_ms,
-                    target_ms: now_ms + need_ms,
+                    target_ms: now_ms + catch_up_ms,
                     limit_ms: u64::from(max_wait_ms),
+                    overdue: Overdue::Backwards {
+                        tick_ms: self.start_ms(now),
+                    },
                 })
             }
             Policy::Wait { max_wait_ms } => Step::Fail(Error(Repr::ClockBackwards {
-                by_ms: need_ms,
+                by_ms: step_ms,
                 limit_ms: u64::from(max_wait_ms),
             })),
-            Policy::SwitchNode => Step::Fail(Error(Repr::SwitchNode { by_ms: need_ms })),
+            Policy::SwitchNode => Step::Fail(Error(Repr::SwitchNode { by_ms: step_ms })),
             Policy::Fail => Step::Fail(Error(Repr::ClockBackwards {
-                by_ms: need_ms,
+                by_ms: step_ms,
                 limit_ms: 0,
             })),
         }

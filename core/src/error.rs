@@ -73,8 +73,12 @@ pub enum ErrorKind {
     /// Only `try_*` calls return this.
     WouldBlock,
     /// Under [`Policy::Borrow`](crate::Policy::Borrow), the next ID would be
-    /// [`ahead_ms`](Error::ahead_ms) ahead of the clock: more than a call may borrow and
-    /// then wait for, twice the policy's `max_ahead_ms` ([`limit_ms`](Error::limit_ms)).
+    /// [`ahead_ms`](Error::ahead_ms) ahead of the clock: more than a call may borrow
+    /// (the policy's `max_ahead_ms`, [`limit_ms`](Error::limit_ms), or while a resume
+    /// mark above the clock sets the pace, the mark's lead if larger) and then wait for
+    /// (`max_ahead_ms` more). Reported at once when the clock steps back that far; on a
+    /// shared generator also after a call waited `max_ahead_ms` while other callers took
+    /// the ticks the clock reached.
     TooFarAhead,
     /// The clock stopped moving forward (no reading above [`time_ms`](Error::time_ms) for
     /// a few million reads in a row) while a call waited for it, so the call gave up
@@ -390,8 +394,11 @@ impl Error {
         }
     }
 
-    /// How far the clock went back, in milliseconds (whole ticks):
-    /// [`ClockBackwards`](ErrorKind::ClockBackwards), [`SwitchNode`](ErrorKind::SwitchNode).
+    /// How far the clock went back, in milliseconds, counted in whole ticks: from the
+    /// tick the clock reads up to the newest tick the generator used (less the lead of a
+    /// resume mark above the clock, which is no step), whether or not that tick's
+    /// sequence is used up: [`ClockBackwards`](ErrorKind::ClockBackwards) (then always
+    /// above [`limit_ms`](Error::limit_ms)), [`SwitchNode`](ErrorKind::SwitchNode).
     ///
     /// ```
     /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
@@ -400,6 +407,13 @@ impl Error {
     /// generator.next()?;
     /// clock.rewind(5_000);
     /// assert_eq!(generator.next().unwrap_err().behind_ms(), Some(5_000));
+    ///
+    /// // Sonyflake's 10 ms ticks: 73 ms back from the start of a tick is 8 ticks back.
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::SONYFLAKE, 1, Policy::Fail)?;
+    /// generator.next()?;
+    /// clock.rewind(73);
+    /// assert_eq!(generator.next().unwrap_err().behind_ms(), Some(80));
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
     pub const fn behind_ms(&self) -> Option<u64> {
@@ -409,8 +423,8 @@ impl Error {
         }
     }
 
-    /// How far ahead of the clock the next ID would be, in milliseconds
-    /// ([`TooFarAhead`](ErrorKind::TooFarAhead)).
+    /// How far ahead of the clock the next ID would be, in milliseconds: the start of its
+    /// tick less the clock's reading ([`TooFarAhead`](ErrorKind::TooFarAhead)).
     ///
     /// ```
     /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
@@ -472,7 +486,10 @@ impl Error {
     }
 
     /// The fence, a Unix millisecond IDs must be earlier than
-    /// ([`PastFence`](ErrorKind::PastFence)); see [`time_ms`](Error::time_ms).
+    /// ([`PastFence`](ErrorKind::PastFence)), as the generator applies it: the fence set
+    /// with [`set_fence_ms`](crate::IdGenerator::set_fence_ms) rounded up to the start of
+    /// a tick (the layout's epoch for a fence before it), which refuses the same IDs; see
+    /// [`time_ms`](Error::time_ms).
     ///
     /// ```
     /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};

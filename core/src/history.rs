@@ -2,7 +2,7 @@
 //! when the clock goes back into a tick it holds, that tick's unspent sequence numbers are
 //! used.
 
-use crate::engine::{Behind, Engine, Step};
+use crate::engine::{Behind, Engine, Overdue, Step};
 use crate::error::{Error, Repr};
 
 /// The ring of recent ticks of a generator made by
@@ -102,6 +102,9 @@ impl<const H: usize> History<H> {
                     at_ms: now_ms,
                     target_ms: engine.start_ms(now + 1),
                     limit_ms: (H as u64 + 1) * unit,
+                    overdue: Overdue::Backwards {
+                        tick_ms: engine.start_ms(now),
+                    },
                 });
             }
             let len = engine.left_in_tick(slot).min(u64::from(n));

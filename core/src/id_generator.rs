@@ -110,7 +110,9 @@ pub trait IdGenerator {
     ///
     /// A mark above the clock is a promise, not a clock step: under every policy the
     /// generator goes on from the mark, never further ahead of the clock than the mark was
-    /// when it was set, until the clock catches up. A history ring
+    /// when it was set (its *lead*, in whole ticks from the tick the clock read to the tick
+    /// after the mark; under [`Policy::Borrow`] the bound instead, when that is larger),
+    /// until the clock catches up. A history ring
     /// ([`Generator::with_history`](crate::Generator::with_history)) forgets every
     /// (tick, sequence) pair at or below the mark. A mark past the last ID the generator
     /// could issue is [`ErrorKind::ResumeOutOfRange`](crate::ErrorKind::ResumeOutOfRange).

@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::clock::Clock;
-use crate::engine::{self, Behind, Step};
+use crate::engine::{self, Behind, Overdue, Step};
 use crate::error::{Error, Field, ParseError, Repr};
 use crate::text::{self, HEX, HEX_VALUES, INVALID, IdText};
 
@@ -188,6 +188,7 @@ impl<C: Clock> ObjectIdGenerator<C> {
                     at_ms: ms,
                     target_ms,
                     limit_ms: 1000,
+                    overdue: Overdue::Backwards { tick_ms: ms },
                 });
             }
             let id = ObjectId::new(*second, *process, *counter);

@@ -10,12 +10,22 @@
 //!
 //! Parsing looks at the length first ([`TooLong`](crate::ParseErrorKind::TooLong) or
 //! [`WrongLength`](crate::ParseErrorKind::WrongLength), each naming how many characters
-//! were given; a character outside ASCII is reported instead, being in no alphabet), then
-//! at every character ([`InvalidChar`](crate::ParseErrorKind::InvalidChar) with its byte
-//! offset), and only then at the value ([`Overflow`](crate::ParseErrorKind::Overflow)).
+//! were given; when the text holds a character outside ASCII, which is in no alphabet,
+//! the first character outside the form's alphabet is reported instead, which may be an
+//! ASCII one before it), then at every character
+//! ([`InvalidChar`](crate::ParseErrorKind::InvalidChar) with its byte offset), and only
+//! then at the value ([`Overflow`](crate::ParseErrorKind::Overflow)).
 //!
 //! ```
-//! use snowdrift::text;
+//! use snowdrift::{ParseErrorKind, text};
+//! // 7 characters, not 13, but the first outside the alphabet is named: '!' at 1.
+//! let err = text::parse_base32("f!>Z?Ⰻ𝅆").unwrap_err();
+//! assert_eq!((err.kind(), err.invalid_char(), err.position()), (ParseErrorKind::InvalidChar, Some('!'), 1));
+//! let err = text::parse_base32("fZ?Ⰻ").unwrap_err();
+//! assert_eq!((err.invalid_char(), err.position()), (Some('?'), 2));
+//! let err = text::parse_base32("fZⰋ").unwrap_err();
+//! assert_eq!((err.invalid_char(), err.position()), (Some('Ⰻ'), 2));
+
 //! let id = 175928847299117063;
 //! assert_eq!(text::to_base32(id).as_str(), "04W86BB0G4007");
 //! assert_eq!(text::parse_base32("04w86bb0g4007"), Ok(id));

@@ -376,10 +376,6 @@ impl Checker {
                     Policy::Wait { max_wait_ms } => {
                         assert_eq!(limit_ms, u64::from(max_wait_ms), "{}", ctx())
                     }
-                    // A wait at the bound that ran out because the clock went back again.
-                    Policy::Borrow { max_ahead_ms } => {
-                        assert_eq!(limit_ms, u64::from(max_ahead_ms), "{}", ctx())
-                    }
                     _ => panic!("{}: not an error of this policy", ctx()),
                 }
                 step_back(by_ms, 0);
@@ -396,12 +392,9 @@ impl Checker {
                     panic!("{}: not an error of this policy", ctx())
                 };
                 assert_eq!(limit_ms, u64::from(max_ahead_ms), "{}", ctx());
-                // Up to twice the bound ahead, a call waits for the clock instead.
-                assert!(
-                    ahead_ms > 2 * limit_ms,
-                    "{}: within what a wait covers",
-                    ctx()
-                );
+                // Within the bound, the ID is taken; a wait that runs out leaves it
+                // past the bound still (and a resume mark's lead may let it run further).
+                assert!(ahead_ms > limit_ms, "{}: within the bound", ctx());
                 step_back(ahead_ms, 1);
             }
             ErrorKind::OutOfRange => {

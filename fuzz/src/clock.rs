@@ -50,6 +50,8 @@ pub struct Window {
     pub readings: Vec<u64>,
     /// Reads made by this call itself, not by interrupts nested in it.
     pub own_reads: u64,
+    /// The readings of those reads, in order, repeats included.
+    pub own: Vec<u64>,
     /// Interrupts that fired during the call.
     pub interrupts: u64,
     /// The longest run of reads in a row that did not move forward.
@@ -161,6 +163,7 @@ impl Clock for ScriptClock<'_> {
         for (i, w) in windows.iter_mut().enumerate() {
             if i + 1 == depth {
                 w.own_reads += 1;
+                w.own.push(reading);
             }
             match w.last {
                 Some(last) if reading <= last => {

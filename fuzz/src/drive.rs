@@ -9,6 +9,7 @@ use snowdrift::{
 use crate::check::{Checker, refers};
 use crate::clock::{Interrupt, Nested, ScriptClock, Window};
 use crate::input::{Call, IdPick, Input, MsPick, NodePick, PolicyPick};
+use crate::model::{Expect, Model};
 
 /// Calls per run, and IDs per run past which the remaining calls are skipped: enough to
 /// use up ticks and rings, small enough for thousands of runs a second.
@@ -67,26 +68,27 @@ pub fn generator(input: Input) {
             0 => {
                 let g = Generator::<_, 1>::with_history(&clock, layout, node);
                 if let Some(g) = made(g, &layout, node) {
-                    drive(g, &clock, &mut checker, calls, None);
+                    drive(g, &clock, &mut checker, calls, None, None);
                 }
             }
             1 => {
                 let g = Generator::<_, 2>::with_history(&clock, layout, node);
                 if let Some(g) = made(g, &layout, node) {
-                    drive(g, &clock, &mut checker, calls, None);
+                    drive(g, &clock, &mut checker, calls, None, None);
                 }
             }
             _ => {
                 let g = Generator::<_, 8>::with_history(&clock, layout, node);
                 if let Some(g) = made(g, &layout, node) {
-                    drive(g, &clock, &mut checker, calls, None);
+                    drive(g, &clock, &mut checker, calls, None, None);
                 }
             }
         },
         _ => {
             let g = Generator::new(&clock, layout, node, policy);
             if let Some(g) = made(g, &layout, node) {
-                drive(g, &clock, &mut checker, calls, None);
+                let model = Model::new(layout, policy, false, node);
+                drive(g, &clock, &mut checker, calls, None, Some(model));
             }
         }
     }
@@ -123,6 +125,7 @@ pub fn atomic(input: Input) {
         &mut checker,
         &input.calls,
         Some(&handler),
+        Some(Model::new(layout, policy, true, node)),
     );
 }
 
@@ -156,13 +159,15 @@ impl Interrupt for Handler<'_> {
 }
 
 /// Runs the calls, checking each outcome (and those of interrupts nested in it, which
-/// completed before it).
+/// completed before it), and each against the model's prediction until an interrupt
+/// changes the generator behind the model's back.
 fn drive<S: Subject>(
     mut generator: S,
     clock: &ScriptClock,
     checker: &mut Checker,
     calls: &[Call],
     handler: Option<&Handler>,
+    mut model: Option<Model>,
 ) {
     for &call in calls.iter().take(MAX_CALLS) {
         if checker.total > MAX_IDS {
@@ -172,6 +177,12 @@ fn drive<S: Subject>(
         clock.open();
         let outcome = perform(&mut generator, call, clock, checker);
         let w = clock.close();
+        if w.interrupts > 0 {
+            model = None;
+        }
+        if let Some(m) = model.as_mut() {
+            predicted(m, call, &outcome, &w, generator.node());
+        }
         let nested = handler.map(|h| std::mem::take(&mut *h.done.borrow_mut()));
         // Interrupts completed before the call's last step, so their IDs are below its
         // IDs. A fill that wrote IDs took several steps, and interrupts may have come
@@ -335,4 +346,94 @@ fn check_outcome<S: Subject>(
         Outcome::Switch(node, Some(r)) => c.switch_node(node, r, generator.node()),
         Outcome::Switch(_, None) | Outcome::Skipped => {}
     }
+}
+
+/// Checks a call's outcome against the model's prediction from the readings it took (all
+/// of them, no more), and moves the model on.
+fn predicted(m: &mut Model, call: Call, outcome: &Outcome, w: &Window, node: u64) {
+    let what = format!("{call:?}");
+    let mut readings = w.own.iter().copied();
+    let take = |m: &mut Model, n: u32, blocking: bool, readings: &mut dyn Iterator<Item = u64>| {
+        m.call(n, blocking, &mut *readings).unwrap_or_else(|_| {
+            panic!(
+                "{what}: the model wanted more readings than the call took ({:?})",
+                w.own
+            )
+        })
+    };
+    let agree = |expect: Expect, got: Result<(u64, u64), &Error>, m: &Model| {
+        let ok = match (expect, got) {
+            (Expect::Slots { slot, len }, Ok((first, n))) => m.slot_of(first) == slot && n == len,
+            (e, Err(got)) => e.matches(got),
+            _ => false,
+        };
+        assert!(
+            ok,
+            "{what}: the model expected {expect:?}, the generator gave {got:?} \
+             (readings {:?})",
+            w.own
+        );
+    };
+    match (call, outcome) {
+        (Call::Next | Call::TryNext, Outcome::Id(r)) => {
+            let expect = take(m, 1, matches!(call, Call::Next), &mut readings);
+            agree(expect, r.as_ref().map(|&id| (id, 1)), m);
+        }
+        (Call::Batch(0) | Call::TryBatch(0), _) => {}
+        (Call::Batch(n) | Call::TryBatch(n), Outcome::Batch(_, r)) => {
+            let expect = take(m, n, matches!(call, Call::Batch(_)), &mut readings);
+            agree(expect, r.as_ref().map(|b| (b.first(), b.len() as u64)), m);
+        }
+        (Call::Fill(_), Outcome::Fill(r, out)) => {
+            // Batches of what is left, until the buffer is full or an error stops it.
+            let mut done = 0;
+            while done < out.len() {
+                let want = u32::try_from(out.len() - done).unwrap_or(u32::MAX);
+                match take(m, want, true, &mut readings) {
+                    Expect::Slots { slot, len } => {
+                        let got = out.get(done).copied();
+                        assert_eq!(
+                            got.map(|id| m.slot_of(id)),
+                            Some(slot),
+                            "{what}: a batch of the fill ({:?})",
+                            w.own
+                        );
+                        done += len as usize;
+                    }
+                    e if done == 0 => {
+                        let Err(got) = r else {
+                            panic!("{what}: the model expected {e:?}, the fill gave {r:?}")
+                        };
+                        agree(e, Err(got), m);
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            if let Ok(n) = r {
+                assert_eq!(done.min(out.len()), *n, "{what}: IDs written");
+            }
+        }
+        (_, Outcome::Resume(id, Ok(()))) => {
+            let floor = m.floor_above_id(*id);
+            m.raise(floor, readings.next().unwrap_or(0));
+        }
+        (_, Outcome::ResumeMs(ms, Ok(()))) => {
+            let floor = m.floor_after_ms(*ms);
+            m.raise(floor, readings.next().unwrap_or(0));
+        }
+        (_, Outcome::Switch(_, Some(Ok(())))) => {
+            m.reset(node);
+            let floor = m.floor_after_ms(0);
+            m.raise(floor, readings.next().unwrap_or(0));
+        }
+        _ => {}
+    }
+    let left: Vec<u64> = readings.collect();
+    assert!(
+        left.is_empty(),
+        "{what}: the call took {} readings more than the model ({:?})",
+        left.len(),
+        w.own
+    );
 }

@@ -5,4 +5,5 @@ pub mod check;
 pub mod clock;
 pub mod drive;
 pub mod input;
+pub mod model;
 pub mod text;

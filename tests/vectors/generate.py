@@ -221,6 +221,10 @@ def text_errors():
         ("base32", "G000000000000", "overflow", 0),
         ("base32", "G000000000U00", "invalid-char", 10),
         ("base32", "Z00000000000!", "invalid-char", 12),
+        # A non-ASCII character: the first character outside the alphabet is named,
+        # an ASCII one before it included, rather than the length.
+        ("base32", "f!>Z?\u2c0b\U0001d146", "invalid-char", 1),
+        ("base32", "fZ\u2c0b", "invalid-char", 2),
         ("base62", "", "empty", 0),
         ("base62", "0Czks0tP37", "wrong-length", 0),
         ("base62", "0Czks0tP3-X", "invalid-char", 9),

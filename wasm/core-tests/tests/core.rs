@@ -9,6 +9,8 @@
 
 #![cfg(target_arch = "wasm32")]
 
+#[path = "../../../core/tests/error_values.rs"]
+mod error_values;
 #[path = "../../../core/tests/policies.rs"]
 mod policies;
 #[path = "../../../core/tests/promises.rs"]
