@@ -912,3 +912,48 @@ test("snowdrift/browser does not run in a service worker, as the docs say: regis
     assert.match(outcome, /^(refused: \w+|install failed)$/, "a service worker that imports the package never runs");
   });
 });
+
+// ---- One store lost alone, or deleted under a running generator ----
+
+/** In the page: deletes the "snowdrift" database (as clearing site data does); resolves
+ * to how it ended ("deleted", "blocked" or the error). */
+const deleteDb = (page) =>
+  page.evaluate(
+    () =>
+      new Promise((ok) => {
+        const r = indexedDB.deleteDatabase("snowdrift");
+        r.onsuccess = () => ok("deleted");
+        r.onerror = () => ok(String(r.error));
+        r.onblocked = () => ok("blocked");
+      }),
+  );
+
+for (const lost of ["localStorage", "IndexedDB"]) {
+  test(`${lost} cleared alone (an app's logout, say), then a reload with the clock set back: no ID repeats`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page) => {
+      await open(page, { reserveMs: 100 });
+      // The clock jumps a second ahead: the IDs are past the reservation taken on opening,
+      // held by renewals.
+      await page.evaluate(() => {
+        clockOffset = 1000;
+      });
+      const before = await batch(page, 300_000);
+      const firstMs = await page.evaluate((id) => gen.decode(id).timeMs, String(before[0]));
+      if (lost === "localStorage") await page.evaluate(() => localStorage.clear());
+      else assert.equal(await deleteDb(page), "deleted");
+      await reload(page);
+      // The clock back to 50 ms before those IDs; a batch spans 256 ms of ticks.
+      await page.evaluate((ms) => {
+        clockOffset = ms - 50 - realNow.call(Date);
+      }, firstMs);
+      await open(page, { reserveMs: 100 });
+      const after = await batch(page, 1_048_576);
+      const seen = new Set(before);
+      const repeated = after.filter((id) => seen.has(id)).length;
+      assert.equal(repeated, 0, `${repeated} of ${before.length} IDs issued before the reload were issued again`);
+      noErrors(page);
+    });
+  });
+}
