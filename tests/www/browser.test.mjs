@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  ENGINE,
   assertIncreasing,
   assertNoDuplicates,
   clockOneHourBack,
@@ -953,6 +954,72 @@ for (const lost of ["localStorage", "IndexedDB"]) {
       const seen = new Set(before);
       const repeated = after.filter((id) => seen.has(id)).length;
       assert.equal(repeated, 0, `${repeated} of ${before.length} IDs issued before the reload were issued again`);
+      noErrors(page);
+    });
+  });
+}
+
+/** The node field of a default-layout ID (decimal string): 10 bits above a 12-bit sequence. */
+const sdNode = (id) => Number((BigInt(id) >> 12n) & 1023n);
+
+const ways = [["deleteDatabase", (page) => deleteDb(page)]];
+if (ENGINE === "chromium") {
+  // What "clear site data" does: IndexedDB and localStorage go, open connections are closed.
+  ways.push([
+    "site data cleared (Storage.clearDataForOrigin)",
+    async (page, context, url) => {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Storage.clearDataForOrigin", { origin: new URL(url).origin, storageTypes: "all" });
+      await cdp.detach();
+    },
+  ]);
+}
+for (const [way, clear] of ways) {
+  test(`IndexedDB lost under a running tab and worker (${way}): both go on, the database is made again with their records, and the next holders, clock 2.5 s back, repeat none`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page, context) => {
+      const tabNode = (await open(page, { reserveMs: 100 })).node;
+      await page.evaluate(async () => {
+        window.w = await startWorker();
+        window.workerNode = (await w.ask({ open: { reserveMs: 100 } })).node;
+      });
+      const workerNode = await page.evaluate(() => workerNode);
+      await clear(page, context, plainUrl());
+      // 40 rounds, 5 ms apart: each a batch in the tab and one in the worker (after
+      // `ready` if the worker says so).
+      const got = await page.evaluate(async () => {
+        const ids = [];
+        const errors = [];
+        for (let i = 0; i < 40; i++) {
+          ids.push(...Array.from(gen.nextBatch(4096), String));
+          let w1 = await w.ask({ batch: 4096 });
+          if (w1.error) {
+            errors.push(w1.error);
+            await w.ask({ ready: true });
+            w1 = await w.ask({ batch: 4096 });
+          }
+          if (w1.error) return { ids, errors: [...errors, w1.error] };
+          ids.push(...w1.ids);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        await w.ask({ ready: true });
+        return { ids, errors };
+      });
+      assert.equal(got.ids.length, 40 * 2 * 4096, `issuing stopped: ${got.errors.join("; ")}`);
+      assertNoDuplicates(got.ids.map(BigInt), "tab and worker");
+      const newestWorker = got.ids.filter((id) => sdNode(id) === workerNode).map(BigInt);
+      const held = await stored(page, "snowdrift", workerNode);
+      const newestMs = await page.evaluate((id) => gen.decode(id).timeMs, String(max(newestWorker)));
+      assert.ok(held.until >= newestMs, `the re-made database holds ${held.until} for the worker, its newest ID is at ${newestMs}`);
+      await page.evaluate(() => w.worker.terminate());
+      const next = await workerTakes(context, { node: workerNode }, -2500);
+      assert.ok(Array.isArray(next), `the worker's node id taken again: ${next}`);
+      assert.ok(min(next) > max(newestWorker), "the next holder of the worker's node id goes on above it");
+      const tabIds = got.ids.filter((id) => sdNode(id) === tabNode).map(BigInt);
+      await page.evaluate(() => gen.close());
+      const byWindow = await windowTakes(context, tabNode, -2500);
+      assert.ok(min(byWindow) > max(tabIds), "the next holder of the tab's node id goes on above it");
       noErrors(page);
     });
   });
