@@ -1024,3 +1024,31 @@ for (const [way, clear] of ways) {
     });
   });
 }
+
+for (const kind of ["worker", "shared worker"]) {
+  test(`a ${kind} written the plain way (a static import, then its handler) answers a message posted right after it starts`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page) => {
+      const out = await page.evaluate(async (shared) => {
+        const w = shared
+          ? new SharedWorker("/plain/plain-worker.js", { type: "module", name: `p${Math.random()}` })
+          : new Worker("/plain/plain-worker.js", { type: "module" });
+        const port = shared ? w.port : w;
+        const answered = new Promise((ok) => {
+          port.onmessage = ({ data }) => ok(data);
+          w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+        });
+        port.postMessage({ open: {}, batch: 100 });
+        const got = await Promise.race([answered, new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000))]);
+        if (shared) port.close();
+        else w.terminate();
+        return got;
+      }, kind === "shared worker");
+      assert.equal(out.error, undefined, out.error);
+      assert.notEqual(out, "no answer in 20 s");
+      assert.equal(out.ids.length, 100);
+      assertIncreasing(out.ids.map(BigInt), `the ${kind}'s IDs`);
+    });
+  });
+}
