@@ -1011,7 +1011,10 @@ for (const [way, clear] of ways) {
       const newestWorker = got.ids.filter((id) => sdNode(id) === workerNode).map(BigInt);
       const held = await stored(page, "snowdrift", workerNode);
       const newestMs = await page.evaluate((id) => gen.decode(id).timeMs, String(max(newestWorker)));
-      assert.ok(held.until >= newestMs, `the re-made database holds ${held.until} for the worker, its newest ID is at ${newestMs}`);
+      assert.ok(
+        held.until >= newestMs,
+        `the re-made database holds ${held.until} for the worker, its newest ID is at ${newestMs}`,
+      );
       await page.evaluate(() => w.worker.terminate());
       const next = await workerTakes(context, { node: workerNode }, -2500);
       assert.ok(Array.isArray(next), `the worker's node id taken again: ${next}`);
@@ -1040,7 +1043,10 @@ for (const kind of ["worker", "shared worker"]) {
           w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
         });
         port.postMessage({ open: {}, batch: 100 });
-        const got = await Promise.race([answered, new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000))]);
+        const got = await Promise.race([
+          answered,
+          new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000)),
+        ]);
         if (shared) port.close();
         else w.terminate();
         return got;
