@@ -1058,3 +1058,35 @@ for (const kind of ["worker", "shared worker"]) {
     });
   });
 }
+
+test("IndexedDB cleared alone after a window handed its node id to a worker: no stale localStorage copy is trusted, nothing repeats with the clock back", {
+  timeout: 120_000,
+}, async () => {
+  await withPage(async (page, context) => {
+    // A window holds node 9 and hands it back; a worker then issues with its clock 10 s
+    // ahead, past anything the window's localStorage copy said.
+    const byWindow = await windowTakes(context, 9, 0, { close: true });
+    const byWorker = await workerTakes(context, { node: 9 }, 10_000);
+    assert.ok(Array.isArray(byWorker), `a worker takes node 9: ${byWorker}`);
+    assert.ok(min(byWorker) > max(byWindow));
+    assert.equal(await deleteDb(page), "deleted");
+    // Whatever a window reads for node 9 now, it must not be a reservation below the
+    // worker's IDs: either nothing (node 9 forgotten, as after a loss of all storage) or
+    // at or above them.
+    const left = await stored(page, "snowdrift", 9);
+    const workerMs = await page.evaluate((id) => sd.decode(id).timeMs, String(max(byWorker)));
+    assert.ok(
+      left.local === null || left.local >= workerMs,
+      `localStorage still says ${left.local} for node 9, below the worker's ${workerMs}`,
+    );
+    // A window drawing its node id at random never takes 9 with a stale reservation.
+    const drawn = await page.evaluate(async () => {
+      const g = await sd.openSnowdrift();
+      const ids = Array.from(g.nextBatch(1000), String);
+      const node = g.node;
+      await g.close();
+      return { node, ids };
+    });
+    if (drawn.node === 9) assert.ok(min(drawn.ids.map(BigInt)) > max(byWorker));
+  });
+});
