@@ -1090,3 +1090,49 @@ test("IndexedDB cleared alone after a window handed its node id to a worker: no 
     if (drawn.node === 9) assert.ok(min(drawn.ids.map(BigInt)) > max(byWorker));
   });
 });
+
+test("IndexedDB that never answers: opening fails after storageTimeoutMs saying so, and a worker whose writes never land stops at its reservation, its ready resolving", {
+  timeout: 120_000,
+}, async () => {
+  await withPage(async (page) => {
+    const opening = await page.evaluate(async () => {
+      const real = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = () => ({}); // a request whose events never come
+      try {
+        const answer = sd.openSnowdrift({ storageTimeoutMs: 200 }).then(
+          () => "opened",
+          (e) => e.message,
+        );
+        return await Promise.race([answer, new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000))]);
+      } finally {
+        IDBFactory.prototype.open = real;
+      }
+    });
+    assert.equal(
+      opening,
+      "IndexedDB did not answer within 200 ms (storageTimeoutMs) opening its database; no ID is issued past what storage holds",
+    );
+    const out = await page.evaluate(async () => {
+      const { worker, ask } = await startWorker();
+      await ask({ open: { reserveMs: 100, storageTimeoutMs: 300 } });
+      await ask({ slowWrites: 600_000 }); // every write from now on confirms after 10 minutes
+      let stopped;
+      for (let i = 0; i < 400 && !stopped; i++) {
+        const got = await ask({ batch: 4096 });
+        if (got.error) stopped = got.error;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const ready = await Promise.race([
+        ask({ ready: true }).then(() => "resolved"),
+        new Promise((r) => setTimeout(() => r("pending after 10 s"), 10_000)),
+      ]);
+      worker.terminate();
+      return { stopped, ready };
+    });
+    assert.match(
+      out.stopped ?? "",
+      /^Error: IDs reached the end of the reservation stored in IndexedDB .*(before it could be renewed|could not be renewed \(Error: IndexedDB did not answer within 300 ms \(storageTimeoutMs\) writing a reservation)/,
+    );
+    assert.equal(out.ready, "resolved");
+  });
+});

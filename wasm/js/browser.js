@@ -87,7 +87,17 @@ const DB_VERSION = 1;
 const STORE = "nodes";
 // How long a caller may take between a refused call, `await generator.ready` and the call again.
 const RETRY_MARGIN_MS = 1000;
-const OPTIONS = ["name", "layout", "node", "maxNodes", "reserveMs", "maxAheadMs", "storage", "persist"];
+const OPTIONS = [
+  "name",
+  "layout",
+  "node",
+  "maxNodes",
+  "reserveMs",
+  "maxAheadMs",
+  "storage",
+  "persist",
+  "storageTimeoutMs",
+];
 
 /**
  * A layout for many devices that pick node ids at random: 41-bit milliseconds since
@@ -231,6 +241,27 @@ const request = (r) =>
     r.onerror = () => fail(r.error);
   });
 
+/** `promise`, or after `ms` an error saying IndexedDB did not answer `what`; `late` gets
+ * what the promise gives if it settles after that (to close a connection nobody uses). */
+function within(promise, ms, what, late) {
+  let timer;
+  let timedOut = false;
+  const timeout = new Promise((_, fail) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const e = new Error(
+        `IndexedDB did not answer within ${ms} ms (storageTimeoutMs) ${what}; no ID is issued past what storage holds`,
+      );
+      fail(Object.assign(e, { timedOut: true }));
+    }, ms);
+  });
+  promise.then(
+    (v) => timedOut && late?.(v),
+    () => {},
+  );
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 const upgradedError = () =>
   new Error(
     "IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on",
@@ -241,7 +272,7 @@ const upgradedError = () =>
  * modes). A database a newer version of snowdrift upgraded is an error, not a reason to
  * fall back to another store (that would split the origin's reservations in two).
  */
-async function openDb() {
+async function openDb(timeoutMs) {
   if (typeof indexedDB === "undefined" || indexedDB === null) return undefined;
   let open;
   try {
@@ -252,10 +283,13 @@ async function openDb() {
   open.onupgradeneeded = () => open.result.createObjectStore(STORE);
   let db;
   try {
-    db = await request(open);
+    db = await within(request(open), timeoutMs, "opening its database", (late) => late.close());
   } catch (e) {
+    if (e?.timedOut) throw e; // not a refusal: falling back would split the origin's storage
     if (e?.name !== "VersionError") return undefined;
-    const newer = await request(indexedDB.open(DB)).then(
+    const newer = await within(request(indexedDB.open(DB)), timeoutMs, "opening its database", (late) =>
+      late.close(),
+    ).then(
       (db) => {
         db.close();
         return db.version;
@@ -285,9 +319,9 @@ async function openDb() {
  * `write` goes to IndexedDB and is confirmed when its promise resolves (the transaction
  * is durable).
  */
-async function openStorage(which, facts) {
+async function openStorage(which, facts, timeoutMs) {
   const ls = localStore();
-  const db = await openDb();
+  const db = await openDb(timeoutMs);
   const check = (name, node, raw, window = false) => ({ node, window, ...checkRecord(raw, name, node, facts) });
   const lsWrite = (name, node, until) => ls.setItem(lsKey(name, node), JSON.stringify({ until }));
   if (db) {
@@ -316,7 +350,7 @@ async function openStorage(which, facts) {
     let closed = false;
     let opening; // the database being opened again, if it is
     const reopen = async () => {
-      const d = await openDb();
+      const d = await openDb(timeoutMs);
       if (!d) throw new Error("IndexedDB no longer opens (site data cleared?)");
       if (closed) {
         d.close();
@@ -326,7 +360,7 @@ async function openStorage(which, facts) {
       current = d;
       // The record this generator holds goes back in first: whoever reads the re-made
       // database finds this node id and a reservation at or past every ID it issued.
-      if (last) await putOnce(d, last);
+      if (last) await within(putOnce(d, last), timeoutMs, "writing a reservation");
       return d;
     };
     const connection = () => {
@@ -373,7 +407,7 @@ async function openStorage(which, facts) {
       for (let attempt = 0; ; attempt++) {
         const d = await connection();
         try {
-          await putOnce(d, rec);
+          await within(putOnce(d, rec), timeoutMs, "writing a reservation");
           last = rec;
           return;
         } catch (e) {
@@ -392,14 +426,15 @@ async function openStorage(which, facts) {
       kind: "indexeddb",
       window: Boolean(ls),
       list: async (name) => {
-        const rows = new Map((await request((await tx("readonly")).getAll(range(name)))).map((r) => [r.node, r]));
+        const all = within(request((await tx("readonly")).getAll(range(name))), timeoutMs, "reading node ids");
+        const rows = new Map((await all).map((r) => [r.node, r]));
         const nodes = new Set([...rows.keys(), ...(ls ? lsNodes(ls, name) : [])]);
         return [...nodes]
           .filter(Number.isSafeInteger)
           .map((n) => check(name, n, both(name, n, rows.get(n)), rows.get(n)?.window === true));
       },
       read: async (name, node) => {
-        const r = await request((await tx("readonly")).get([name, node]));
+        const r = await within(request((await tx("readonly")).get([name, node])), timeoutMs, "reading a reservation");
         return check(name, node, both(name, node, r), r?.window === true);
       },
       hold: async (name, node, until) => {
@@ -541,6 +576,7 @@ export async function openSnowdrift(options) {
   const maxNodes = optInt(options, "maxNodes", 1, 1024, 16);
   const reserveMs = Math.max(optInt(options, "reserveMs", 1, 86_400_000, 2000), 2 * facts.unitMs);
   const maxAheadMs = optInt(options, "maxAheadMs", 0, MAX_U32, MAX_U32);
+  const storageTimeoutMs = optInt(options, "storageTimeoutMs", 1, 600_000, 10_000);
   if (!globalThis.navigator?.locks) {
     throw new Error(
       "snowdrift/browser needs the Web Locks API (navigator.locks) to give each tab and worker its own node id; browsers offer it on https:// pages and on http://localhost, not on other plain http:// pages",
@@ -553,7 +589,7 @@ export async function openSnowdrift(options) {
     );
   }
 
-  const storage = await openStorage(which, facts);
+  const storage = await openStorage(which, facts, storageTimeoutMs);
   let claimed;
   try {
     claimed = await claimNode(storage, name, node, facts, maxNodes);
