@@ -1042,7 +1042,7 @@ for (const kind of ["worker", "shared worker"]) {
           port.onmessage = ({ data }) => ok(data);
           w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
         });
-        port.postMessage({ open: {}, batch: 100 });
+        port.postMessage({ count: 100 });
         const got = await Promise.race([
           answered,
           new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000)),

@@ -1,14 +1,16 @@
-// A module worker written the plain way: it imports snowdrift/browser statically (its path:
-// workers have no import maps) and then sets its handlers. Messages posted right after
-// `new Worker()` / a shared worker's connect arrive while the package is still loading.
-// Each message { open: options, batch: n } answers { node, ids: [decimal strings] }.
+// A module worker written the plain way, as wasm/README.md shows it: it imports
+// snowdrift/browser statically (by its path: workers have no import maps), starts opening a
+// generator and sets its handlers at once. Messages posted right after `new Worker()` / a
+// shared worker's connect arrive while the package is still loading.
+// Each message { count } answers { node, ids: [decimal strings] } (or { error }).
 import { openSnowdrift } from "/pkg/browser.js";
+
+const opening = openSnowdrift();
 
 async function answer(post, data) {
   try {
-    const gen = await openSnowdrift(data.open);
-    post({ node: gen.node, ids: Array.from(gen.nextBatch(data.batch), String) });
-    await gen.close();
+    const generator = await opening;
+    post({ node: generator.node, ids: Array.from(generator.nextBatch(data.count), String) });
   } catch (e) {
     post({ error: `${e.name}: ${e.message}` });
   }
