@@ -332,6 +332,7 @@ pageTest("bad options are a TypeError or RangeError naming the value and the all
       await fail({ node: "3" }),
       await fail({ nod: 3 }),
       await fail({ reserveMs: 0 }),
+      await fail({ storageTimeoutMs: 0 }),
       await fail({ storage: "cookies" }),
       await fail({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
     ];
@@ -339,8 +340,9 @@ pageTest("bad options are a TypeError or RangeError naming the value and the all
   assert.deepEqual(errors, [
     "RangeError: node 5000 is outside the allowed range 0..=1023",
     'TypeError: node must be a number, got string "3"',
-    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage, persist)',
+    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage, persist, storageTimeoutMs)',
     "RangeError: reserveMs 0 is outside the allowed range 1..=86400000",
+    "RangeError: storageTimeoutMs 0 is outside the allowed range 1..=600000",
     'RangeError: storage "cookies" is not one of "auto", "indexeddb"',
     "RangeError: invalid layout: the fields take 65 bits (max 64)",
   ]);
