@@ -1138,3 +1138,11 @@ test("IndexedDB that never answers: opening fails after storageTimeoutMs saying 
     assert.equal(out.ready, "resolved");
   });
 });
+
+pageTest("snowdrift/browser exports everything the package's main entry does, the same functions", async (page) => {
+  const missing = await page.evaluate(async () => {
+    const main = await import("/pkg/index.js");
+    return Object.keys(main).filter((k) => sd[k] !== main[k]);
+  });
+  assert.deepEqual(missing, []);
+});
