@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  ENGINE,
   assertIncreasing,
   assertNoDuplicates,
   clockOneHourBack,
@@ -331,6 +332,7 @@ pageTest("bad options are a TypeError or RangeError naming the value and the all
       await fail({ node: "3" }),
       await fail({ nod: 3 }),
       await fail({ reserveMs: 0 }),
+      await fail({ storageTimeoutMs: 0 }),
       await fail({ storage: "cookies" }),
       await fail({ layout: { timeBits: 41, nodeBits: 12, sequenceBits: 12, epochMs: 0 } }),
     ];
@@ -338,8 +340,9 @@ pageTest("bad options are a TypeError or RangeError naming the value and the all
   assert.deepEqual(errors, [
     "RangeError: node 5000 is outside the allowed range 0..=1023",
     'TypeError: node must be a number, got string "3"',
-    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage, persist)',
+    'RangeError: unknown openSnowdrift option "nod" (allowed: name, layout, node, maxNodes, reserveMs, maxAheadMs, storage, persist, storageTimeoutMs)',
     "RangeError: reserveMs 0 is outside the allowed range 1..=86400000",
+    "RangeError: storageTimeoutMs 0 is outside the allowed range 1..=600000",
     'RangeError: storage "cookies" is not one of "auto", "indexeddb"',
     "RangeError: invalid layout: the fields take 65 bits (max 64)",
   ]);
@@ -911,4 +914,238 @@ test("snowdrift/browser does not run in a service worker, as the docs say: regis
     });
     assert.match(outcome, /^(refused: \w+|install failed)$/, "a service worker that imports the package never runs");
   });
+});
+
+// ---- One store lost alone, or deleted under a running generator ----
+
+/** In the page: deletes the "snowdrift" database (as clearing site data does); resolves
+ * to how it ended ("deleted", "blocked" or the error). */
+const deleteDb = (page) =>
+  page.evaluate(
+    () =>
+      new Promise((ok) => {
+        const r = indexedDB.deleteDatabase("snowdrift");
+        r.onsuccess = () => ok("deleted");
+        r.onerror = () => ok(String(r.error));
+        r.onblocked = () => ok("blocked");
+      }),
+  );
+
+for (const lost of ["localStorage", "IndexedDB"]) {
+  test(`${lost} cleared alone (an app's logout, say), then the tab reopened with the clock set back: no ID repeats`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page, context) => {
+      const node = (await open(page, { reserveMs: 100 })).node;
+      // Past the reservation taken on opening: these IDs are held by renewals.
+      await sleep(300);
+      const before = await batch(page, 300_000);
+      const firstMs = await page.evaluate((id) => gen.decode(id).timeMs, String(before[0]));
+      if (lost === "localStorage") await page.evaluate(() => localStorage.clear());
+      else assert.equal(await deleteDb(page), "deleted");
+      // The tab goes away (its lock with it) and opens again; the clock reads 50 ms before
+      // those IDs (a batch spans 256 ms of ticks).
+      await page.close();
+      const next = await openPage(context, plainUrl());
+      await next.evaluate((ms) => {
+        clockOffset = ms - 50 - realNow.call(Date);
+      }, firstMs);
+      const again = (await open(next, { reserveMs: 100 })).node;
+      const after = await batch(next, 1_048_576);
+      const seen = new Set(before);
+      const repeated = after.filter((id) => seen.has(id)).length;
+      assert.equal(
+        repeated,
+        0,
+        `${repeated} of ${before.length} IDs issued before were issued again (node ${node}, then node ${again})`,
+      );
+      noErrors(next);
+    });
+  });
+}
+
+/** The node field of a default-layout ID (decimal string): 10 bits above a 12-bit sequence. */
+const sdNode = (id) => Number((BigInt(id) >> 12n) & 1023n);
+
+const ways = [["deleteDatabase", (page) => deleteDb(page)]];
+if (ENGINE === "chromium") {
+  // What "clear site data" does: IndexedDB and localStorage go, open connections are closed.
+  ways.push([
+    "site data cleared (Storage.clearDataForOrigin)",
+    async (page, context, url) => {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Storage.clearDataForOrigin", { origin: new URL(url).origin, storageTypes: "all" });
+      await cdp.detach();
+    },
+  ]);
+}
+for (const [way, clear] of ways) {
+  test(`IndexedDB lost under a running tab and worker (${way}): both go on, the database is made again with their records, and the next holders, clock 2.5 s back, repeat none`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page, context) => {
+      const tabNode = (await open(page, { reserveMs: 100 })).node;
+      await page.evaluate(async () => {
+        window.w = await startWorker();
+        window.workerNode = (await w.ask({ open: { reserveMs: 100 } })).node;
+      });
+      const workerNode = await page.evaluate(() => workerNode);
+      await clear(page, context, plainUrl());
+      // 40 rounds, 5 ms apart: each a batch in the tab and one in the worker (after
+      // `ready` if the worker says so).
+      const got = await page.evaluate(async () => {
+        const ids = [];
+        const errors = [];
+        for (let i = 0; i < 40; i++) {
+          ids.push(...Array.from(gen.nextBatch(4096), String));
+          let w1 = await w.ask({ batch: 4096 });
+          if (w1.error) {
+            errors.push(w1.error);
+            await w.ask({ ready: true });
+            w1 = await w.ask({ batch: 4096 });
+          }
+          if (w1.error) return { ids, errors: [...errors, w1.error] };
+          ids.push(...w1.ids);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        await w.ask({ ready: true });
+        return { ids, errors };
+      });
+      assert.equal(got.ids.length, 40 * 2 * 4096, `issuing stopped: ${got.errors.join("; ")}`);
+      assertNoDuplicates(got.ids.map(BigInt), "tab and worker");
+      const newestWorker = got.ids.filter((id) => sdNode(id) === workerNode).map(BigInt);
+      const held = await stored(page, "snowdrift", workerNode);
+      const newestMs = await page.evaluate((id) => gen.decode(id).timeMs, String(max(newestWorker)));
+      assert.ok(
+        held.until >= newestMs,
+        `the re-made database holds ${held.until} for the worker, its newest ID is at ${newestMs}`,
+      );
+      await page.evaluate(() => w.worker.terminate());
+      const next = await workerTakes(context, { node: workerNode }, -2500);
+      assert.ok(Array.isArray(next), `the worker's node id taken again: ${next}`);
+      assert.ok(min(next) > max(newestWorker), "the next holder of the worker's node id goes on above it");
+      const tabIds = got.ids.filter((id) => sdNode(id) === tabNode).map(BigInt);
+      await page.evaluate(() => gen.close());
+      const byWindow = await windowTakes(context, tabNode, -2500);
+      assert.ok(min(byWindow) > max(tabIds), "the next holder of the tab's node id goes on above it");
+      noErrors(page);
+    });
+  });
+}
+
+for (const kind of ["worker", "shared worker"]) {
+  test(`a ${kind} written the plain way (a static import, then its handler) answers a message posted right after it starts`, {
+    timeout: 120_000,
+  }, async () => {
+    await withPage(async (page) => {
+      const out = await page.evaluate(async (shared) => {
+        const w = shared
+          ? new SharedWorker("/plain/plain-worker.js", { type: "module", name: `p${Math.random()}` })
+          : new Worker("/plain/plain-worker.js", { type: "module" });
+        const port = shared ? w.port : w;
+        const answered = new Promise((ok) => {
+          port.onmessage = ({ data }) => ok(data);
+          w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+        });
+        port.postMessage({ count: 100 });
+        const got = await Promise.race([
+          answered,
+          new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000)),
+        ]);
+        if (shared) port.close();
+        else w.terminate();
+        return got;
+      }, kind === "shared worker");
+      assert.equal(out.error, undefined, out.error);
+      assert.notEqual(out, "no answer in 20 s");
+      assert.equal(out.ids.length, 100);
+      assertIncreasing(out.ids.map(BigInt), `the ${kind}'s IDs`);
+    });
+  });
+}
+
+test("IndexedDB cleared alone after a window handed its node id to a worker: no stale localStorage copy is trusted, nothing repeats with the clock back", {
+  timeout: 120_000,
+}, async () => {
+  await withPage(async (page, context) => {
+    // A window holds node 9 and hands it back; a worker then issues with its clock 10 s
+    // ahead, past anything the window's localStorage copy said.
+    const byWindow = await windowTakes(context, 9, 0, { close: true });
+    const byWorker = await workerTakes(context, { node: 9 }, 10_000);
+    assert.ok(Array.isArray(byWorker), `a worker takes node 9: ${byWorker}`);
+    assert.ok(min(byWorker) > max(byWindow));
+    assert.equal(await deleteDb(page), "deleted");
+    // Whatever a window reads for node 9 now, it must not be a reservation below the
+    // worker's IDs: either nothing (node 9 forgotten, as after a loss of all storage) or
+    // at or above them.
+    const left = await stored(page, "snowdrift", 9);
+    const workerMs = await page.evaluate((id) => sd.decode(id).timeMs, String(max(byWorker)));
+    assert.ok(
+      left.local === null || left.local >= workerMs,
+      `localStorage still says ${left.local} for node 9, below the worker's ${workerMs}`,
+    );
+    // A window drawing its node id at random never takes 9 with a stale reservation.
+    const drawn = await page.evaluate(async () => {
+      const g = await sd.openSnowdrift();
+      const ids = Array.from(g.nextBatch(1000), String);
+      const node = g.node;
+      await g.close();
+      return { node, ids };
+    });
+    if (drawn.node === 9) assert.ok(min(drawn.ids.map(BigInt)) > max(byWorker));
+  });
+});
+
+test("IndexedDB that never answers: opening fails after storageTimeoutMs saying so, and a worker whose writes never land stops at its reservation, its ready resolving", {
+  timeout: 120_000,
+}, async () => {
+  await withPage(async (page) => {
+    const opening = await page.evaluate(async () => {
+      const real = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = () => ({}); // a request whose events never come
+      try {
+        const answer = sd.openSnowdrift({ storageTimeoutMs: 200 }).then(
+          () => "opened",
+          (e) => e.message,
+        );
+        return await Promise.race([answer, new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000))]);
+      } finally {
+        IDBFactory.prototype.open = real;
+      }
+    });
+    assert.equal(
+      opening,
+      "IndexedDB did not answer within 200 ms (storageTimeoutMs) opening its database; no ID is issued past what storage holds",
+    );
+    const out = await page.evaluate(async () => {
+      const { worker, ask } = await startWorker();
+      await ask({ open: { reserveMs: 100, storageTimeoutMs: 300 } });
+      await ask({ slowWrites: 600_000 }); // every write from now on confirms after 10 minutes
+      let stopped;
+      for (let i = 0; i < 400 && !stopped; i++) {
+        const got = await ask({ batch: 4096 });
+        if (got.error) stopped = got.error;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const ready = await Promise.race([
+        ask({ ready: true }).then(() => "resolved"),
+        new Promise((r) => setTimeout(() => r("pending after 10 s"), 10_000)),
+      ]);
+      worker.terminate();
+      return { stopped, ready };
+    });
+    assert.match(
+      out.stopped ?? "",
+      /^Error: IDs reached the end of the reservation stored in IndexedDB .*(before it could be renewed|could not be renewed \(Error: IndexedDB did not answer within 300 ms \(storageTimeoutMs\) writing a reservation)/,
+    );
+    assert.equal(out.ready, "resolved");
+  });
+});
+
+pageTest("snowdrift/browser exports everything the package's main entry does, the same functions", async (page) => {
+  const missing = await page.evaluate(async () => {
+    const main = await import("/pkg/index.js");
+    return Object.keys(main).filter((k) => sd[k] !== main[k]);
+  });
+  assert.deepEqual(missing, []);
 });

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { decode } from "../../wasm/pkg/node.mjs";
 import {
   ENGINE,
   SCREENSHOTS,
@@ -627,3 +628,46 @@ pageTest("at phone and desktop width nothing overflows sideways; screenshots sav
     console.log(`screenshot: ${file}`);
   }
 });
+
+test(
+  "a typed node id: the page warns where it is typed that lost site data can repeat IDs, and that is what happens with the clock behind",
+  T,
+  async () => {
+    /** In a fresh context (a browser with no site data for the page), node 7 typed: `n`
+     * IDs made, with `setup(context)` first. Returns { ids, warned, described }. */
+    const typed = async (n, setup) => {
+      const context = await started.browser.newContext();
+      try {
+        if (setup) await setup(context);
+        const page = await openPage(context, started.server.url);
+        const warning = page.getByTestId("node-warning");
+        const before = await warning.isVisible();
+        await setField(page.getByTestId("node"), "7");
+        const warned = before === false && (await warning.isVisible()) ? await warning.textContent() : "";
+        const described = (await page.getByTestId("node").getAttribute("aria-describedby")).split(" ");
+        const ids = await generate(page, n);
+        noErrors(page);
+        return { ids, warned, described };
+      } finally {
+        await context.close();
+      }
+    };
+    const first = await typed(1000);
+    assert.match(first.warned, /site data is cleared.*IDs made with it before can come again/s);
+    assert.ok(first.described.includes("node-warning"), "the warning is read with the field");
+    // Site data cleared, the clock standing at the time of the first of those IDs, node 7
+    // typed again.
+    const firstMs = decode(first.ids[0]).timeMs; // the page's layout is the default one
+    const again = await typed(1000, (context) =>
+      context.addInitScript((ms) => {
+        Date.now = () => ms;
+      }, firstMs),
+    );
+    const seen = new Set(first.ids);
+    const repeated = again.ids.filter((id) => seen.has(id)).length;
+    assert.ok(
+      repeated > 0,
+      "without its site data the browser cannot know what node 7 made: IDs come again, as the warning says",
+    );
+  },
+);

@@ -47,6 +47,10 @@ export interface OpenOptions {
   /** Ask the browser to keep the origin's storage (`navigator.storage.persist()`; Firefox
    * may ask the user). Default true; the answer is `generator.persisted`. */
   persist?: boolean;
+  /** How long to wait for IndexedDB to answer an open, a read or a write (default 10,000 ms,
+   * 1 to 600,000). Opening then rejects, and a worker's renewal fails (its calls stop at the
+   * reservation, saying why), instead of waiting for ever. */
+  storageTimeoutMs?: number;
 }
 
 /**
@@ -65,8 +69,11 @@ export interface OpenOptions {
  *   throws (await `ready`, then call again).
  * - **Tabs and workers**: each holds its own node id through a Web Lock
  *   (`snowdrift:<name>:<node>`), released when it closes or goes away; node ids are reused.
- * - **Storage loss**: a node id drawn at random afterwards is a new device; a node function
- *   can return `{ node, resumeAfter }` to go on above what a server saw.
+ * - **Storage loss**: a window's node id whose localStorage value is gone (localStorage
+ *   cleared alone) is not used again; IndexedDB deleted under a running generator is made
+ *   again with its record. After everything is lost, a node id drawn at random is a new
+ *   device; a node function can return `{ node, resumeAfter }` to go on above what a
+ *   server saw.
  * - **Devices**: node ids drawn at random can coincide across devices; `collisionOdds`
  *   says how likely. Node ids drawn at random for the layouts, chance that any two
  *   devices (count each device once per node id it holds) share one:
@@ -80,7 +87,9 @@ export interface OpenOptions {
  *
  *   For more than a few devices, give each a node id from your server (`node`).
  *
- * Runs in windows (tabs), dedicated and shared workers; not in service workers
+ * Runs in windows (tabs), dedicated and shared workers (a worker may import this module
+ * statically and set `onmessage` / `onconnect` after: events that arrive while it loads
+ * are dispatched again then); not in service workers
  * (a module there may not use top-level `await`, which the package's browser build uses to
  * compile its wasm). Needs Web Locks (https:// pages and http://localhost) and IndexedDB
  * or, in a window, localStorage.
@@ -89,7 +98,8 @@ export interface OpenOptions {
  * range, or a clock past the end of the layout's time.
  * @throws {Error} the node id is held by another tab, all `maxNodes` are, no storage, a
  * stored reservation that cannot be trusted or is further ahead than `maxAheadMs`, a
- * worker asking for a node id a window holds, or IndexedDB upgraded by a newer version.
+ * worker asking for a node id a window holds, IndexedDB upgraded by a newer version, or
+ * IndexedDB not answering within `storageTimeoutMs`.
  */
 export declare function openSnowdrift(options?: OpenOptions): Promise<BrowserSnowdrift>;
 

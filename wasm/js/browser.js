@@ -21,11 +21,64 @@
 //   the tab or worker goes away, and the next one to open reuses that node id.
 //
 // Built on the package's public API only (Snowdrift, decode, layoutInfo, maxIdAt).
-import { Snowdrift, decode, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, oneOf, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { persistence } from "./persist.mjs";
 
-export * from "./index.js";
+// In a worker, events that arrive while the package loads (its wasm compiles at top level)
+// are kept and dispatched again once the worker's own module has run and set its handlers,
+// so a worker that imports this module and then sets `onmessage` / `onconnect` loses none.
+// The core is imported after these listeners are in place (a static import would load it
+// first).
+const early = workerEvents();
+export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
+  await import("./index.js");
+early?.release();
+
+/**
+ * In a dedicated or shared worker: keeps the `message` / `connect` events that arrive
+ * before the worker's handlers are set; `release()` dispatches them again after the
+ * importing module has run (a turn of the event loop later), in order, and stops keeping.
+ */
+function workerEvents() {
+  const scope = globalThis;
+  const shared = typeof SharedWorkerGlobalScope === "function" && scope instanceof SharedWorkerGlobalScope;
+  const dedicated = typeof DedicatedWorkerGlobalScope === "function" && scope instanceof DedicatedWorkerGlobalScope;
+  if (!shared && !dedicated) return undefined;
+  const type = shared ? "connect" : "message";
+  const handler = () => scope[`on${type}`];
+  const kept = [];
+  let replaying = false;
+  const again = (e) =>
+    new MessageEvent(type, {
+      data: e.data,
+      origin: e.origin,
+      lastEventId: e.lastEventId,
+      source: e.source,
+      ports: [...e.ports],
+    });
+  const replay = () => {
+    replaying = true;
+    for (const e of kept.splice(0)) scope.dispatchEvent(again(e));
+    replaying = false;
+  };
+  const keep = (e) => {
+    if (replaying) return;
+    if (!handler()) {
+      kept.push(e);
+      return;
+    }
+    // A handler is set: what was kept goes first, then this event goes on to it.
+    replay();
+  };
+  scope.addEventListener(type, keep);
+  return {
+    release: () =>
+      setTimeout(() => {
+        scope.removeEventListener(type, keep);
+        replay();
+      }, 0),
+  };
+}
 
 const MAX_U32 = 4294967295;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -34,7 +87,17 @@ const DB_VERSION = 1;
 const STORE = "nodes";
 // How long a caller may take between a refused call, `await generator.ready` and the call again.
 const RETRY_MARGIN_MS = 1000;
-const OPTIONS = ["name", "layout", "node", "maxNodes", "reserveMs", "maxAheadMs", "storage", "persist"];
+const OPTIONS = [
+  "name",
+  "layout",
+  "node",
+  "maxNodes",
+  "reserveMs",
+  "maxAheadMs",
+  "storage",
+  "persist",
+  "storageTimeoutMs",
+];
 
 /**
  * A layout for many devices that pick node ids at random: 41-bit milliseconds since
@@ -112,6 +175,11 @@ function randomBelow(n) {
 function checkRecord(raw, name, node, facts) {
   if (raw === undefined || raw === null) return { until: 0 };
   const what = `the stored reservation of node ${node} (${named(name)})`;
+  if (raw === LOCAL_LOST) {
+    return {
+      problem: `node ${node} (${named(name)}) was last held by a window, and its newest reservation in localStorage is gone (localStorage or site data cleared): this device cannot tell which IDs node ${node} issued; use another node id`,
+    };
+  }
   if (typeof raw !== "number" || !Number.isFinite(raw) || raw < 0) {
     return {
       problem: `${what} is ${describe(raw)}, not a time in milliseconds: this device cannot tell which IDs node ${node} issued; use another node id`,
@@ -125,6 +193,9 @@ function checkRecord(raw, name, node, facts) {
   }
   return { until };
 }
+
+/** What a window's node id reads when IndexedDB marks it but localStorage lost its value. */
+const LOCAL_LOST = Symbol("localStorage lost");
 
 const lsKey = (name, node) => `snowdrift:${name}:${node}`;
 
@@ -170,6 +241,27 @@ const request = (r) =>
     r.onerror = () => fail(r.error);
   });
 
+/** `promise`, or after `ms` an error saying IndexedDB did not answer `what`; `late` gets
+ * what the promise gives if it settles after that (to close a connection nobody uses). */
+function within(promise, ms, what, late) {
+  let timer;
+  let timedOut = false;
+  const timeout = new Promise((_, fail) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const e = new Error(
+        `IndexedDB did not answer within ${ms} ms (storageTimeoutMs) ${what}; no ID is issued past what storage holds`,
+      );
+      fail(Object.assign(e, { timedOut: true }));
+    }, ms);
+  });
+  promise.then(
+    (v) => timedOut && late?.(v),
+    () => {},
+  );
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 const upgradedError = () =>
   new Error(
     "IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on",
@@ -180,7 +272,7 @@ const upgradedError = () =>
  * modes). A database a newer version of snowdrift upgraded is an error, not a reason to
  * fall back to another store (that would split the origin's reservations in two).
  */
-async function openDb() {
+async function openDb(timeoutMs) {
   if (typeof indexedDB === "undefined" || indexedDB === null) return undefined;
   let open;
   try {
@@ -191,10 +283,13 @@ async function openDb() {
   open.onupgradeneeded = () => open.result.createObjectStore(STORE);
   let db;
   try {
-    db = await request(open);
+    db = await within(request(open), timeoutMs, "opening its database", (late) => late.close());
   } catch (e) {
+    if (e?.timedOut) throw e; // not a refusal: falling back would split the origin's storage
     if (e?.name !== "VersionError") return undefined;
-    const newer = await request(indexedDB.open(DB)).then(
+    const newer = await within(request(indexedDB.open(DB)), timeoutMs, "opening its database", (late) =>
+      late.close(),
+    ).then(
       (db) => {
         db.close();
         return db.version;
@@ -224,58 +319,142 @@ async function openDb() {
  * `write` goes to IndexedDB and is confirmed when its promise resolves (the transaction
  * is durable).
  */
-async function openStorage(which, facts) {
+async function openStorage(which, facts, timeoutMs) {
   const ls = localStore();
-  const db = await openDb();
+  const db = await openDb(timeoutMs);
   const check = (name, node, raw, window = false) => ({ node, window, ...checkRecord(raw, name, node, facts) });
   const lsWrite = (name, node, until) => ls.setItem(lsKey(name, node), JSON.stringify({ until }));
   if (db) {
     let upgraded = false;
+    let current = db; // undefined once the database was deleted under this generator
+    let last; // the newest record this generator put: put again into a re-made database
     // A newer version asks for the database: let go of it (nothing issued depends on a
-    // write still to come), and say why where a later write fails.
-    db.onversionchange = () => {
-      upgraded = true;
-      db.close();
+    // write still to come), and say why where a later write fails. A deletion (site data
+    // cleared, or deleteDatabase): let go too, and make it again at the next write.
+    const watch = (d) => {
+      const lost = () => {
+        if (current !== d || closed) return;
+        current = undefined;
+        // Make the database again at once with this generator's record, so a reload or
+        // another tab finds this node id (a failure here is retried by the next write).
+        setTimeout(() => connection().catch(() => {}), 0);
+      };
+      d.onversionchange = (e) => {
+        d.close();
+        if (e.newVersion === null) lost();
+        else upgraded = true;
+      };
+      d.onclose = lost; // closed by the browser (site data cleared)
     };
-    const tx = (mode) => db.transaction(STORE, mode, { durability: "strict" }).objectStore(STORE);
+    watch(db);
+    let closed = false;
+    let opening; // the database being opened again, if it is
+    const reopen = async () => {
+      const d = await openDb(timeoutMs);
+      if (!d) throw new Error("IndexedDB no longer opens (site data cleared?)");
+      if (closed) {
+        d.close();
+        throw new Error("this snowdrift/browser generator is closed");
+      }
+      watch(d);
+      current = d;
+      // The record this generator holds goes back in first: whoever reads the re-made
+      // database finds this node id and a reservation at or past every ID it issued.
+      if (last) await within(putOnce(d, last), timeoutMs, "writing a reservation");
+      return d;
+    };
+    const connection = () => {
+      if (upgraded) return Promise.reject(upgradedError());
+      if (current) return Promise.resolve(current);
+      opening ??= reopen().finally(() => {
+        opening = undefined;
+      });
+      return opening;
+    };
+    const tx = async (mode) => {
+      for (let attempt = 0; ; attempt++) {
+        const d = await connection();
+        try {
+          return d.transaction(STORE, mode, { durability: "strict" }).objectStore(STORE);
+        } catch (e) {
+          // "The database connection is closing": deleted or closed under us; open again once.
+          if (e?.name !== "InvalidStateError" || attempt > 0 || upgraded) throw upgraded ? upgradedError() : e;
+          if (current === d) current = undefined;
+        }
+      }
+    };
     const range = (name) => IDBKeyRange.bound([name, -Infinity], [name, Infinity]);
-    // Windows also read what windows wrote to localStorage; the larger valid time wins.
-    const both = (name, node, raw) => {
+    // A window's newest reservation is in localStorage while IndexedDB marks its node id; a
+    // mark with no localStorage value means localStorage was cleared after the window
+    // wrote it: what that window issued last is unknown, so the node id is not trusted.
+    // Otherwise the larger valid time wins.
+    const both = (name, node, r) => {
       const local = ls && lsUntil(ls, name, node);
+      if (ls && local === undefined && r?.window === true) return LOCAL_LOST;
+      const raw = r?.until;
       return local === undefined || (typeof raw === "number" && raw >= local) ? raw : local;
     };
-    const put = (name, node, until, window) =>
+    const putOnce = (d, rec) =>
       new Promise((ok, fail) => {
-        if (upgraded) throw upgradedError();
-        const store = tx("readwrite");
+        const store = d.transaction(STORE, "readwrite", { durability: "strict" }).objectStore(STORE);
         store.transaction.oncomplete = () => ok();
         store.transaction.onerror = store.transaction.onabort = () =>
           fail(upgraded ? upgradedError() : store.transaction.error);
-        store.put({ node, until, window }, [name, node]);
+        store.put({ node: rec.node, until: rec.until, window: rec.window }, [rec.name, rec.node]);
       });
+    const put = async (name, node, until, window) => {
+      const rec = { name, node, until, window };
+      for (let attempt = 0; ; attempt++) {
+        const d = await connection();
+        try {
+          await within(putOnce(d, rec), timeoutMs, "writing a reservation");
+          last = rec;
+          return;
+        } catch (e) {
+          // Closed under the write (deleted, site data cleared): once more on a new
+          // connection. Anything else (quota, an upgrade) as it is.
+          const closed = current !== d || ["InvalidStateError", "AbortError", "UnknownError"].includes(e?.name);
+          if (upgraded || attempt > 0 || !closed) throw e;
+          if (current === d) {
+            current = undefined;
+            d.close();
+          }
+        }
+      }
+    };
     return {
       kind: "indexeddb",
       window: Boolean(ls),
       list: async (name) => {
-        if (upgraded) throw upgradedError();
-        const rows = new Map((await request(tx("readonly").getAll(range(name)))).map((r) => [r.node, r]));
+        const all = within(request((await tx("readonly")).getAll(range(name))), timeoutMs, "reading node ids");
+        const rows = new Map((await all).map((r) => [r.node, r]));
         const nodes = new Set([...rows.keys(), ...(ls ? lsNodes(ls, name) : [])]);
         return [...nodes]
           .filter(Number.isSafeInteger)
-          .map((n) => check(name, n, both(name, n, rows.get(n)?.until), rows.get(n)?.window === true));
+          .map((n) => check(name, n, both(name, n, rows.get(n)), rows.get(n)?.window === true));
       },
       read: async (name, node) => {
-        if (upgraded) throw upgradedError();
-        const r = await request(tx("readonly").get([name, node]));
-        return check(name, node, both(name, node, r?.until), r?.window === true);
+        const r = await within(request((await tx("readonly")).get([name, node])), timeoutMs, "reading a reservation");
+        return check(name, node, both(name, node, r), r?.window === true);
       },
       hold: async (name, node, until) => {
-        await put(name, node, until, Boolean(ls));
+        // localStorage first: a mark in IndexedDB never stands without its value.
         if (ls) lsWrite(name, node, until);
+        await put(name, node, until, Boolean(ls));
       },
       write: ls ? lsWrite : (name, node, until) => put(name, node, until, false),
-      handBack: ls ? (name, node, until) => put(name, node, until, false) : async () => {},
-      close: () => db.close(),
+      handBack: ls
+        ? async (name, node, until) => {
+            await put(name, node, until, false);
+            // IndexedDB holds it now: a stale copy in localStorage must not outlive a
+            // later holder's (a worker's) progress if IndexedDB is cleared alone.
+            ls.removeItem(lsKey(name, node));
+          }
+        : async () => {},
+      close: () => {
+        closed = true;
+        current?.close();
+      },
     };
   }
   if (which === "indexeddb") throw new Error('IndexedDB is not available in this context (storage: "indexeddb")');
@@ -397,6 +576,7 @@ export async function openSnowdrift(options) {
   const maxNodes = optInt(options, "maxNodes", 1, 1024, 16);
   const reserveMs = Math.max(optInt(options, "reserveMs", 1, 86_400_000, 2000), 2 * facts.unitMs);
   const maxAheadMs = optInt(options, "maxAheadMs", 0, MAX_U32, MAX_U32);
+  const storageTimeoutMs = optInt(options, "storageTimeoutMs", 1, 600_000, 10_000);
   if (!globalThis.navigator?.locks) {
     throw new Error(
       "snowdrift/browser needs the Web Locks API (navigator.locks) to give each tab and worker its own node id; browsers offer it on https:// pages and on http://localhost, not on other plain http:// pages",
@@ -409,7 +589,7 @@ export async function openSnowdrift(options) {
     );
   }
 
-  const storage = await openStorage(which, facts);
+  const storage = await openStorage(which, facts, storageTimeoutMs);
   let claimed;
   try {
     claimed = await claimNode(storage, name, node, facts, maxNodes);

@@ -13,6 +13,7 @@ const ui = {
   customError: $("custom-error"),
   form: $("generate-form"),
   node: $("node"),
+  nodeWarning: $("node-warning"),
   count: $("count"),
   status: $("status"),
   ids: $("ids"),
@@ -632,6 +633,12 @@ showLayout();
 ui.layout.addEventListener("change", showLayout);
 for (const i of customInputs) i.addEventListener("input", showLayout);
 ui.form.addEventListener("submit", generate);
+// A typed node id is only as safe as this browser's site data: say so where it is typed.
+const warnTypedNode = () => {
+  ui.nodeWarning.hidden = ui.node.value.trim() === "";
+};
+ui.node.addEventListener("input", warnTypedNode);
+warnTypedNode();
 ui.copyDec.addEventListener("click", () =>
   copy(Array.from(ids, String).join("\n"), `${number.format(ids.length)} IDs (decimal)`),
 );
