@@ -33,9 +33,40 @@ const ahead = { ...options, key: "ids:ahead", ttlMs: 30_000, skewMs: 100 };
 const aheadIds = leased("LEASES", ahead);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const error = (e) => ({ error: { name: e.name, message: e.message } });
+// A space whose ids are all held for a minute, and the binding as leased() sees it, with
+// its acquires counted.
+const full = { ...options, key: "ids:full", ttlMs: 60_000 };
+const fullIds = leased("COUNTED", full);
+let acquires = 0;
+const counted = (ns) => ({
+  idFromName: (name) => ns.idFromName(name),
+  get: (id) => {
+    const stub = ns.get(id);
+    return {
+      acquire: (a) => (acquires++, stub.acquire(a)),
+      renew: (a) => stub.renew(a),
+      release: (a) => stub.release(a),
+    };
+  },
+});
 export default {
   async fetch(request, env, ctx) {
     const body = await request.json();
+    if (body.op === "storm") {
+      // Fill the space, then ask leased() for a generator every 10 ms for body.ms.
+      for (let i = 0; i < 4; i++) await leaseNode(env.LEASES, full);
+      const countedEnv = { ...env, COUNTED: counted(env.LEASES) };
+      const errors = new Set();
+      let requests = 0;
+      for (const end = Date.now() + body.ms; Date.now() < end; requests++) {
+        await fullIds(countedEnv, ctx).then(
+          () => errors.add("a generator"),
+          (e) => errors.add(e.message),
+        );
+        await sleep(10);
+      }
+      return Response.json({ requests, acquires, errors: [...errors] });
+    }
     if (body.op === "list") {
       return Response.json(await env.LEASES.get(env.LEASES.idFromName(options.key)).list(options.key));
     }
@@ -317,4 +348,13 @@ test("renewals that stop answering: every request is answered at the latest when
     } finally {
       await mf.dispose();
     }
+  }));
+
+test("a full space, asked every 10 ms for 2 s: leased() backs off its acquires (a few, not one per request) and answers with the refusal", () =>
+  withWorkers(1, async (mf) => {
+    const r = await post(mf.mf, 0, { op: "storm", ms: 2000 });
+    assert.deepEqual(r.errors, ["all 4 node ids of 'ids:full' are leased"]);
+    assert.ok(r.requests > 20, `${r.requests} requests`);
+    // Waits double from 50-100 ms: within 2 s at most 6 of them can end.
+    assert.ok(r.acquires <= 7, `${r.acquires} acquires for ${r.requests} requests`);
   }));

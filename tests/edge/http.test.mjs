@@ -708,3 +708,25 @@ test("ids after the handler's lease lapsed unnoticed (no request for longer than
   assert.equal(r.status, 503);
   assert.equal(r.json.error.message, "acquire of a node id of 'web' got no reply within 500 ms (ttl - skew)");
 });
+
+test("ids in a full space, asked every 10 ms for 2 s: the handler's acquires back off (a few, not one per request), each request answered at once with the refusal", async () => {
+  const store = memoryStore({
+    fail: (name) => name === "acquire" && new Error("LEASED all 1024 node ids of 'web' are leased"),
+  });
+  const { h } = handler({ store });
+  const replies = [];
+  const end = performance.now() + 2000;
+  while (performance.now() < end) {
+    replies.push(await post(h, "ids", { space: "web", count: 1 }));
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const acquires = store.calls.filter(([c]) => c === "acquire").length;
+  // Waits double from 50-100 ms: within 2 s at most 6 of them can end.
+  assert.ok(acquires <= 7, `${acquires} acquires for ${replies.length} requests`);
+  assert.ok(replies.length > 20, `${replies.length} requests`);
+  for (const r of replies) {
+    assert.equal(r.status, 409);
+    assert.deepEqual(r.json.error, { code: "LEASED", message: "all 1024 node ids of 'web' are leased" });
+  }
+  await h.close();
+});

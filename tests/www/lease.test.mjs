@@ -39,6 +39,7 @@ before(async () => {
       short: { ttlMs: 3000, skewMs: 100 },
       solo: { layout: SOLO, ttlMs: 8000, skewMs: 200 },
       page: { ttlMs: 8000, skewMs: 200 },
+      storm: { layout: SOLO, ttlMs: 1000, skewMs: 100 },
     },
     origins: [new URL(started.server.url).origin],
     // Devices show a token; the page (which sends none) may lease in its own space only.
@@ -58,7 +59,7 @@ before(async () => {
     assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
     return res.json();
   };
-  for (const space of ["web", "short", "solo", "page"]) {
+  for (const space of ["web", "short", "solo", "page", "storm"]) {
     const g = await call("acquire", { space });
     await call("release", { space, node: g.node, token: g.token, issued: g.notBefore });
   }
@@ -336,6 +337,43 @@ leaseTest(
     assertNoDuplicates([...before, ...afterClear], "before and after the storage was cleared");
     await page2.evaluate(() => gen.release());
     assert.deepEqual(page2.errors, []);
+  },
+);
+
+leaseTest(
+  "a tab whose lease passed to another device while it was offline, with the app calling next() every 10 ms for 3 s: its acquires back off (a few, not one per call)",
+  async (newContext) => {
+    const a = await newContext();
+    const tab = await leasePage(a);
+    assert.equal((await open(tab, "storm", { reserveMs: 50 })).error, undefined);
+    // Offline past its lease's end (1 s), while another device takes the space's one id.
+    await a.setOffline(true);
+    await sleep(1500);
+    const other = await leasePage(await newContext());
+    assert.equal((await open(other, "storm")).error, undefined);
+    await a.setOffline(false);
+    const before = lease.acquires;
+    const r = await tab.evaluate(async () => {
+      const errors = new Set();
+      let calls = 0;
+      for (const end = performance.now() + 3000; performance.now() < end; calls++) {
+        try {
+          gen.next();
+        } catch (e) {
+          errors.add(e.message.replace(/\d{4}-\S+/g, "<time>"));
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return { calls, errors: [...errors] };
+    });
+    const acquires = lease.acquires - before;
+    assert.ok(r.calls > 100, `${r.calls} calls`);
+    assert.ok(
+      r.errors.some((e) => /all 1 node ids of 'storm' are leased/.test(e)),
+      r.errors.join("\n"),
+    );
+    // Waits double from 50-100 ms: within 3 s at most 6 of them end.
+    assert.ok(acquires <= 8, `${acquires} acquires for ${r.calls} calls`);
   },
 );
 

@@ -23,7 +23,7 @@
 import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { persistence } from "./persist.mjs";
-import { decide, layoutFacts, leaseGenerator, pastFence, usable } from "./lease-rules.mjs";
+import { Backoff, decide, layoutFacts, leaseGenerator, pastFence, usable } from "./lease-rules.mjs";
 
 const api = { Snowdrift, layoutInfo, maxIdAt };
 const OPTIONS = ["lease", "space", "name", "layout", "reserveMs", "headers", "fetch", "timeoutMs", "persist"];
@@ -170,6 +170,7 @@ export class LeasedSnowdrift {
   #pending;
   #again = -1;
   #failure; // why the last reservation failed
+  #backoff = new Backoff(); // after a failed reservation, when the next may start
   #triedAt = Number.NEGATIVE_INFINITY; // when a renewal last failed (clockMs)
   #timer;
   #onOnline;
@@ -345,20 +346,25 @@ export class LeasedSnowdrift {
     return lease;
   }
 
-  /** Reserves the next window in the background, one at a time. */
+  /** Reserves the next window in the background, one at a time; after a failure, not
+   * before the backoff's wait is over (the app may call `next()` every few ms), unless
+   * `force` (the browser came back online). */
   #ahead(span, force = false) {
     if (this.#closed) return;
     if (this.#pending) {
       this.#again = Math.max(this.#again, span);
       return;
     }
+    if (!force && this.#backoff.waiting(performance.now()) !== undefined) return;
     this.#pending = this.#reserve(span, force)
       .then(
         () => {
           this.#failure = undefined;
+          this.#backoff.succeeded();
         },
         (e) => {
           this.#failure = e;
+          this.#backoff.failed(e, performance.now());
         },
       )
       .finally(() => {

@@ -26,7 +26,7 @@
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
-import { HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
+import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
 import * as api from "./workerd.js";
 
 // The widest settings any client of the protocol uses (a browser's lease lasts days).
@@ -534,19 +534,26 @@ export async function leaseNode(namespace, options) {
 export function leased(binding, options, generatorOptions) {
   strArg("binding", binding);
   let current; // a promise of { lease, generator }
+  const backoff = new Backoff(); // after a failed acquire, requests get its error for a while
   return async (env, ctx) => {
     const namespace = env?.[binding];
     if (namespace === undefined) throw new TypeError(`env.${binding} is not bound (a SnowdriftLeases namespace)`);
     for (let attempt = 0; attempt < 2; attempt++) {
-      current ??= leaseNode(namespace, options).then((lease) => ({
-        lease,
-        generator: lease.generator(generatorOptions),
-      }));
+      if (current === undefined) {
+        const failed = backoff.waiting(performance.now());
+        if (failed !== undefined) throw failed;
+        current = leaseNode(namespace, options).then((lease) => ({
+          lease,
+          generator: lease.generator(generatorOptions),
+        }));
+      }
       let held;
       try {
         held = await current;
+        backoff.succeeded();
       } catch (e) {
-        current = undefined; // the next request tries again
+        current = undefined; // a later request tries again, once the backoff's wait is over
+        backoff.failed(e, performance.now());
         throw e;
       }
       try {

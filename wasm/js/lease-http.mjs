@@ -22,6 +22,7 @@
 // a few lines.
 import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import {
+  Backoff,
   HeldLease,
   POLL_MS,
   acquireArgs,
@@ -265,6 +266,7 @@ export function httpFor(api) {
     // are bounded by `storeTimeoutMs` too; the store's errors reach the holder as they
     // are (it reads LOST), an acquire's as the handler's.
     const own = new Map(); // space -> Promise of a HeldLease with its generator in `gen`
+    const backoffs = new Map(); // space -> its acquires' Backoff
     const ownStore = {
       acquire: (a) => call(store.acquire(a), "an acquire"),
       renew: (t, ttl) =>
@@ -293,15 +295,28 @@ export function httpFor(api) {
       for (let attempt = 0; attempt < 2; attempt++) {
         let p = own.get(s.space);
         if (p === undefined) {
-          p = acquireOwn(s);
+          // After a failed acquire, requests get its error until the backoff's wait is over.
+          let backoff = backoffs.get(s.space);
+          if (backoff === undefined) backoffs.set(s.space, (backoff = new Backoff()));
+          const failed = backoff.waiting(performance.now());
+          if (failed !== undefined) throw failed;
+          p = acquireOwn(s).then(
+            (lease) => {
+              backoff.succeeded();
+              return lease;
+            },
+            (e) => {
+              // The store's failures are HttpErrors already; the rest are the holder's own
+              // (not usable in time, lapsed or lost while waiting), naming no hosts.
+              const error = e instanceof HttpError ? e : new HttpError(503, "UNAVAILABLE", e.message);
+              backoff.failed(error, performance.now());
+              if (own.get(s.space) === p) own.delete(s.space);
+              throw error;
+            },
+          );
           own.set(s.space, p);
-          p.catch(() => own.get(s.space) === p && own.delete(s.space));
         }
-        // The store's failures are HttpErrors already; the rest are the holder's own (not
-        // usable in time, lapsed or lost while waiting), with messages naming no hosts.
-        const lease = await p.catch((e) =>
-          Promise.reject(e instanceof HttpError ? e : new HttpError(503, "UNAVAILABLE", e.message)),
-        );
+        const lease = await p;
         await lease.keep().catch(() => {});
         if (lease.state === "live") return lease;
         if (own.get(s.space) === p) own.delete(s.space); // lapsed or lost: lease again

@@ -127,6 +127,40 @@ export const POLL_MS = 100;
 // fenced a TTL ahead of the store's clock, and only renewals give them more ID time.
 export const NEAR_FENCE_MS = 1000;
 
+/**
+ * The wait before a client calls the store again after a call failed (a full space, `LOST`,
+ * the store unreachable): doubling from `POLL_MS` up to `RETRY_MAX_MS`, each wait drawn at
+ * random between half and all of it, so that clients that failed together do not come
+ * back together, and an app that keeps asking (every request, every `next()`) is answered
+ * with the last error meanwhile instead of a call to the store. A success starts over.
+ */
+export const RETRY_MAX_MS = 30_000;
+export class Backoff {
+  #failures = 0;
+  #until = Number.NEGATIVE_INFINITY;
+  #error;
+
+  /** The last failure, while its wait runs (`now` from `performance.now()`), else undefined. */
+  waiting(now) {
+    return now < this.#until ? this.#error : undefined;
+  }
+
+  /** A call failed with `error` at `now`: the next one waits. */
+  failed(error, now) {
+    const full = Math.min(RETRY_MAX_MS, POLL_MS * 2 ** Math.min(this.#failures, 20));
+    this.#failures++;
+    this.#until = now + full / 2 + (Math.random() * full) / 2;
+    this.#error = error;
+  }
+
+  /** A call succeeded: the next failure waits the shortest time again. */
+  succeeded() {
+    this.#failures = 0;
+    this.#until = Number.NEGATIVE_INFINITY;
+    this.#error = undefined;
+  }
+}
+
 /** Whether a lease fenced at `until` has a tick of `tickMs` to issue in after `notBefore`. */
 export const usable = (until, notBefore, tickMs) => until - notBefore > tickMs;
 
