@@ -378,6 +378,67 @@ leaseTest(
 );
 
 leaseTest(
+  "a lease server that stops answering: every call is given up after timeoutMs, IDs go on until the lease's end, then a clear error; answering again, IDs go on with none twice",
+  async (newContext) => {
+    const page = await leasePage(await newContext());
+    // The app's fetch, switched to one that never answers (it only honours the abort).
+    const opened = await page.evaluate(
+      async ([o]) => {
+        window.silent = false;
+        const fetch = (url, init) =>
+          window.silent
+            ? new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)))
+            : globalThis.fetch(url, init);
+        try {
+          window.gen = await sdl.openLeased({ headers: { authorization: "Bearer device" }, fetch, ...o });
+          return {};
+        } catch (e) {
+          return { error: e.message };
+        }
+      },
+      [{ lease: lease.url, space: "short", timeoutMs: 300 }],
+    );
+    assert.equal(opened.error, undefined);
+    const ids = await take(page, 500);
+    const silent = await page.evaluate(async () => {
+      window.silent = true;
+      const out = [];
+      const end = performance.now() + 15_000;
+      while (performance.now() < end) {
+        try {
+          out.push(String(gen.next()));
+        } catch (e) {
+          if (/reconnect to go on/.test(e.message)) return { ids: out, error: e.message };
+          // Every wait is bounded: ready settles although the server never answers.
+          await gen.ready.catch(() => {});
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return { ids: out };
+    });
+    ids.push(...silent.ids.map(BigInt));
+    assert.match(silent.error ?? "", /could not be renewed .*did not answer.*: reconnect to go on$/);
+    const resumed = await page.evaluate(async () => {
+      window.silent = false;
+      dispatchEvent(new Event("online"));
+      const end = performance.now() + 15_000;
+      for (;;) {
+        try {
+          return Array.from(gen.nextBatch(100), String);
+        } catch (e) {
+          if (performance.now() > end) throw e;
+          await gen.ready.catch(() => {});
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    });
+    ids.push(...resumed.map(BigInt));
+    assertIncreasing(ids, "before, while the server was silent and after");
+    assertNoDuplicates(ids, "the short lease");
+  },
+);
+
+leaseTest(
   "a lease that ends while offline says to reconnect; back online, IDs go on with none twice",
   async (newContext) => {
     const context = await newContext();
