@@ -769,19 +769,37 @@ if (ENGINE === "chromium") {
 }
 for (const [way, clear] of lossWays) {
   leaseTest(
-    `IndexedDB lost under a running tab (${way}): its next window takes a new lease, the origin's other tabs share it, no ID twice`,
+    `IndexedDB lost under a running tab and worker (${way}): their next windows take a new lease, the origin's other tabs share it, no ID twice`,
     async (newContext) => {
       const context = await newContext();
       const page = await leasePage(context);
       const first = await open(page, "web", { reserveMs: 100 });
       assert.equal(first.error, undefined);
-      const before = await take(page, 2000);
+      // A dedicated worker on the same lease (the plain worker, reserving 100 ms too).
+      const inWorker = await page.evaluate(async (lease) => {
+        const w = new Worker(`/plain/plain-lease-worker.js?reserveMs=100&lease=${encodeURIComponent(lease)}`, {
+          type: "module",
+        });
+        window.askWorker = (msg) =>
+          new Promise((ok) => {
+            w.onmessage = ({ data }) => ok(data);
+            w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+            w.postMessage(msg);
+          });
+        window.leaseWorker = w;
+        return askWorker({ count: 100 });
+      }, lease.url);
+      assert.equal(inWorker.error, undefined);
+      assert.equal(inWorker.node, first.node, "the worker shares the tab's lease");
+      const before = [...(await take(page, 2000)), ...inWorker.ids.map(BigInt)];
       const other = await leasePage(context);
       assert.equal(await clear(page, other, context), "deleted", "nothing holds the database against its deletion");
-      // 40 rounds, 5 ms apart, of 200 IDs each (after `ready` when the window ran out).
+      // 40 rounds, 5 ms apart, of 200 IDs each in the tab and in the worker (after `ready`
+      // when a window ran out).
       const got = await page.evaluate(async () => {
         const ids = [];
         const errors = [];
+        let workerNode;
         const end = performance.now() + 15_000;
         for (let i = 0; i < 40 && performance.now() < end; i++) {
           try {
@@ -790,19 +808,36 @@ for (const [way, clear] of lossWays) {
             errors.push(e.message);
             await Promise.race([gen.ready.catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
             i--;
+            continue;
+          }
+          for (let tries = 0; tries < 20; tries++) {
+            const w = await askWorker({ count: 200 });
+            if (!w.error) {
+              ids.push(...w.ids);
+              workerNode = w.node;
+              break;
+            }
+            errors.push(w.error);
+            await askWorker({ ready: true });
           }
           await new Promise((r) => setTimeout(r, 5));
         }
-        return { ids, errors: [...new Set(errors.filter((e) => !/await generator.ready/.test(e)))], node: gen.node };
+        leaseWorker.terminate();
+        const real = errors.filter((e) => !/await generator.ready/.test(e));
+        return { ids, errors: [...new Set(real)], node: gen.node, workerNode };
       });
-      assert.equal(got.ids.length, 40 * 200, `issuing stopped: ${got.errors.join("; ")}`);
+      assert.equal(got.ids.length, 40 * 2 * 200, `issuing stopped: ${got.errors.join("; ")}`);
       assert.notEqual(got.node, first.node, "a new lease (the old one is still the device's until its end)");
+      assert.equal(got.workerNode, got.node, "the worker shares the new lease");
       // The re-made database holds the new lease: a tab opened now shares it.
       const shared = await open(other, "web", { reserveMs: 100 });
       assert.equal(shared.error, undefined);
       assert.equal(shared.node, got.node);
       const more = await take(other, 2000);
-      assertNoDuplicates([...before, ...got.ids.map(BigInt), ...more], "before and after the loss, two tabs");
+      assertNoDuplicates(
+        [...before, ...got.ids.map(BigInt), ...more],
+        "before and after the loss, two tabs and a worker",
+      );
       assert.deepEqual(page.errors, []);
     },
   );
