@@ -784,6 +784,7 @@ for (const [way, clear] of lossWays) {
           new Promise((ok) => {
             w.onmessage = ({ data }) => ok(data);
             w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+            setTimeout(() => ok({ error: "no answer in 20 s" }), 20_000);
             w.postMessage(msg);
           });
         window.leaseWorker = w;
