@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { sleep, startServer as startRedis } from "../fleet/redis-server.mjs";
-import { assertIncreasing, assertNoDuplicates, max, openPage, reload, serverAndBrowser } from "./harness.mjs";
+import { ENGINE, assertIncreasing, assertNoDuplicates, max, openPage, reload, serverAndBrowser } from "./harness.mjs";
 
 const require = createRequire(new URL("../js/", import.meta.url));
 const { createClient } = require("redis");
@@ -663,6 +663,7 @@ leaseTest(
         { lease: url, space: "web", timeoutMs: 1e9 },
         { lease: url, space: "web", headers: "x" },
         { lease: url, space: "web", leese: 1 },
+        { lease: url, space: "web", storageTimeoutMs: 0 },
         { lease: url, space: "nope", headers: { authorization: "Bearer device" } },
         { lease: url, space: "web", headers: { authorization: "Bearer wrong" } },
         { lease: url, space: "web", layout: "twitter", headers: { authorization: "Bearer device" } },
@@ -679,22 +680,23 @@ leaseTest(
       }
       return out;
     }, lease.url);
-    assert.deepEqual(errors.slice(0, 7), [
+    assert.deepEqual(errors.slice(0, 8), [
       "TypeError: lease must be a string, got undefined undefined",
       "TypeError: space must be a string, got undefined undefined",
       'RangeError: space "" has 0 characters (allowed 1..=1024)',
       "RangeError: reserveMs 5 is outside the allowed range 10..=3600000",
       "RangeError: timeoutMs 1000000000 is outside the allowed range 100..=600000",
       'TypeError: headers must be an object of header names and values, got string "x"',
-      'RangeError: unknown openLeased option "leese" (allowed: lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist)',
+      'RangeError: unknown openLeased option "leese" (allowed: lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist, storageTimeoutMs)',
+      "RangeError: storageTimeoutMs 0 is outside the allowed range 1..=600000",
     ]);
-    assert.equal(errors[7], `Error: ${lease.url}/acquire answered 404 UNKNOWN_SPACE: space "nope" is not served here`);
+    assert.equal(errors[8], `Error: ${lease.url}/acquire answered 404 UNKNOWN_SPACE: space "nope" is not served here`);
     assert.equal(
-      errors[8],
+      errors[9],
       `Error: ${lease.url}/acquire answered 403 FORBIDDEN: not authorized to acquire in space 'web'`,
     );
     assert.match(
-      errors[9],
+      errors[10],
       /^RangeError: space 'web' at .* has the layout "time 41 bits of 1 ms from 1704067200000, node 10 bits, sequence 12 bits, node above sequence"; this app expects "time 41 bits of 1 ms from 1288834974657, node 10 bits, sequence 12 bits, node above sequence"$/,
     );
   },
@@ -793,3 +795,206 @@ leaseTest(
     assert.deepEqual(page.errors, []);
   },
 );
+
+// ---- Storage lost or stuck under a running tab; workers written the plain way ----
+
+/** In the page: deletes the lease database; resolves to how it ended ("deleted", the error,
+ * or "blocked, then nothing in 10 s" when an open connection holds it). */
+const deleteLeaseDb = (page) =>
+  page.evaluate(
+    () =>
+      new Promise((ok) => {
+        const r = indexedDB.deleteDatabase("snowdrift-lease");
+        let blocked = false;
+        r.onsuccess = () => ok(blocked ? "deleted after being blocked" : "deleted");
+        r.onerror = () => ok(String(r.error));
+        r.onblocked = () => {
+          blocked = true;
+          setTimeout(() => ok("blocked, then nothing in 10 s"), 10_000);
+        };
+      }),
+  );
+
+const lossWays = [["deleteDatabase from another tab", (_page, other) => deleteLeaseDb(other)]];
+if (ENGINE === "chromium") {
+  // What "clear site data" does: IndexedDB goes and open connections are closed.
+  lossWays.push([
+    "site data cleared (Storage.clearDataForOrigin)",
+    async (page, _other, context) => {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Storage.clearDataForOrigin", { origin: new URL(page.url()).origin, storageTypes: "all" });
+      await cdp.detach();
+      return "deleted";
+    },
+  ]);
+}
+for (const [way, clear] of lossWays) {
+  leaseTest(
+    `IndexedDB lost under a running tab and worker (${way}): their next windows take a new lease, the origin's other tabs share it, no ID twice`,
+    async (newContext) => {
+      const context = await newContext();
+      const page = await leasePage(context);
+      const first = await open(page, "web", { reserveMs: 100 });
+      assert.equal(first.error, undefined);
+      // A dedicated worker on the same lease (the plain worker, reserving 100 ms too).
+      const inWorker = await page.evaluate(async (lease) => {
+        const w = new Worker(`/plain/plain-lease-worker.js?reserveMs=100&lease=${encodeURIComponent(lease)}`, {
+          type: "module",
+        });
+        window.askWorker = (msg) =>
+          new Promise((ok) => {
+            w.onmessage = ({ data }) => ok(data);
+            w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+            setTimeout(() => ok({ error: "no answer in 20 s" }), 20_000);
+            w.postMessage(msg);
+          });
+        window.leaseWorker = w;
+        return askWorker({ count: 100 });
+      }, lease.url);
+      assert.equal(inWorker.error, undefined);
+      assert.equal(inWorker.node, first.node, "the worker shares the tab's lease");
+      const before = [...(await take(page, 2000)), ...inWorker.ids.map(BigInt)];
+      const other = await leasePage(context);
+      assert.equal(await clear(page, other, context), "deleted", "nothing holds the database against its deletion");
+      // 40 rounds, 5 ms apart, of 200 IDs each in the tab and in the worker (after `ready`
+      // when a window ran out).
+      const got = await page.evaluate(async () => {
+        const ids = [];
+        const errors = [];
+        let workerNode;
+        const end = performance.now() + 15_000;
+        for (let i = 0; i < 40 && performance.now() < end; i++) {
+          try {
+            ids.push(...Array.from(gen.nextBatch(200), String));
+          } catch (e) {
+            errors.push(e.message);
+            await Promise.race([gen.ready.catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+            i--;
+            continue;
+          }
+          for (let tries = 0; tries < 20; tries++) {
+            const w = await askWorker({ count: 200 });
+            if (!w.error) {
+              ids.push(...w.ids);
+              workerNode = w.node;
+              break;
+            }
+            errors.push(w.error);
+            await askWorker({ ready: true });
+          }
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        leaseWorker.terminate();
+        const real = errors.filter((e) => !/await generator.ready/.test(e));
+        return { ids, errors: [...new Set(real)], node: gen.node, workerNode };
+      });
+      assert.equal(got.ids.length, 40 * 2 * 200, `issuing stopped: ${got.errors.join("; ")}`);
+      assert.notEqual(got.node, first.node, "a new lease (the old one is still the device's until its end)");
+      assert.equal(got.workerNode, got.node, "the worker shares the new lease");
+      // The re-made database holds the new lease: a tab opened now shares it.
+      const shared = await open(other, "web", { reserveMs: 100 });
+      assert.equal(shared.error, undefined);
+      assert.equal(shared.node, got.node);
+      const more = await take(other, 2000);
+      assertNoDuplicates(
+        [...before, ...got.ids.map(BigInt), ...more],
+        "before and after the loss, two tabs and a worker",
+      );
+      assert.deepEqual(page.errors, []);
+    },
+  );
+}
+
+leaseTest(
+  "IndexedDB that never answers: openLeased fails after storageTimeoutMs saying so, and a tab whose transactions never complete stops at its window, ready rejecting with why",
+  async (newContext) => {
+    const page = await leasePage(await newContext());
+    const opening = await page.evaluate(async (url) => {
+      const real = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = () => ({}); // a request whose events never come
+      try {
+        const answer = sdl
+          .openLeased({ lease: url, space: "web", headers: { authorization: "Bearer device" }, storageTimeoutMs: 200 })
+          .then(
+            (g) => {
+              g.close();
+              return "opened";
+            },
+            (e) => `${e.name}: ${e.message}`,
+          );
+        return await Promise.race([answer, new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000))]);
+      } finally {
+        IDBFactory.prototype.open = real;
+      }
+    }, lease.url);
+    assert.equal(
+      opening,
+      "Error: IndexedDB did not answer within 200 ms (storageTimeoutMs) opening its database; no ID is issued past what storage holds",
+    );
+    assert.equal((await open(page, "web", { reserveMs: 100, storageTimeoutMs: 300 })).error, undefined);
+    const out = await page.evaluate(async () => {
+      // From now on no transaction completes.
+      const { get } = Object.getOwnPropertyDescriptor(IDBTransaction.prototype, "oncomplete");
+      Object.defineProperty(IDBTransaction.prototype, "oncomplete", { get, set() {} });
+      const ids = [];
+      let stopped;
+      for (let i = 0; i < 400 && !stopped; i++) {
+        try {
+          ids.push(...Array.from(gen.nextBatch(100), String));
+        } catch (e) {
+          if (!/await generator.ready/.test(e.message)) stopped = e.message;
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const ready = await Promise.race([
+        gen.ready.then(
+          () => "resolved",
+          (e) => `rejected: ${e.message}`,
+        ),
+        new Promise((r) => setTimeout(() => r("pending after 10 s"), 10_000)),
+      ]);
+      return { ids, stopped, ready };
+    });
+    assert.match(
+      out.stopped ?? "",
+      /^IDs reached the end of this tab's reservation: IndexedDB did not answer within 300 ms \(storageTimeoutMs\) (reading|writing) the lease/,
+    );
+    assert.match(out.ready, /^rejected: IndexedDB did not answer within 300 ms \(storageTimeoutMs\)/);
+    assertIncreasing(out.ids.map(BigInt), "the IDs before it stopped");
+  },
+);
+
+for (const kind of ["worker", "shared worker"]) {
+  leaseTest(
+    `a ${kind} written the plain way (a static import, then its handler) answers a message posted right after it starts`,
+    async (newContext) => {
+      const page = await leasePage(await newContext());
+      const out = await page.evaluate(
+        async ([shared, lease]) => {
+          const url = `/plain/plain-lease-worker.js?lease=${encodeURIComponent(lease)}`;
+          const w = shared
+            ? new SharedWorker(url, { type: "module", name: `p${Math.random()}` })
+            : new Worker(url, { type: "module" });
+          const port = shared ? w.port : w;
+          const answered = new Promise((ok) => {
+            port.onmessage = ({ data }) => ok(data);
+            w.onerror = (e) => ok({ error: `worker error: ${e.message}` });
+          });
+          port.postMessage({ count: 100 });
+          const got = await Promise.race([
+            answered,
+            new Promise((ok) => setTimeout(() => ok("no answer in 20 s"), 20_000)),
+          ]);
+          if (shared) port.close();
+          else w.terminate();
+          return got;
+        },
+        [kind === "shared worker", lease.url],
+      );
+      assert.equal(out.error, undefined, out.error);
+      assert.notEqual(out, "no answer in 20 s");
+      assert.equal(out.ids.length, 100);
+      assertIncreasing(out.ids.map(BigInt), `the ${kind}'s IDs`);
+    },
+  );
+}

@@ -20,6 +20,10 @@ export interface LeasedOptions {
   timeoutMs?: number;
   /** Ask the browser to keep this origin's storage (default true). */
   persist?: boolean;
+  /** How long to wait for IndexedDB to answer an open, a read or a write (default 10,000 ms,
+   * 1 to 600,000). Opening then rejects, and a window's reservation fails (calls stop at the
+   * window's end, `ready` rejecting with why), instead of waiting for ever. */
+  storageTimeoutMs?: number;
 }
 
 export interface LeaseInfo {
@@ -37,7 +41,7 @@ export interface LeaseInfo {
 /**
  * A generator on a node id leased from `options.lease`, shared by this origin's tabs and
  * workers; it issues offline until the lease's end.
- * @throws {Error} no lease is stored and the handler cannot be reached ("reconnect to go on"), or the handler refused.
+ * @throws {Error} no lease is stored and the handler cannot be reached ("reconnect to go on"), the handler refused, or IndexedDB did not answer within `storageTimeoutMs`.
  */
 export declare function openLeased(options: LeasedOptions): Promise<LeasedSnowdrift>;
 

@@ -18,15 +18,37 @@
 //   `online` event, and when IDs reach the fence. A lease the server no longer holds
 //   (`LOST`), or a record that is gone (storage cleared), means a new acquire: its
 //   `notBefore` comes from the server, so nothing repeats even with the clock set back.
+// - The database deleted or closed under a running generator (site data cleared, or
+//   `indexedDB.deleteDatabase` in another tab): it lets go of its connection at once (a
+//   deletion is never blocked by it), opens the database again at its next call, and its
+//   next window takes a new lease. Every IndexedDB call is bounded by `storageTimeoutMs`.
 //
 // Built on the package's public API (Snowdrift, layoutInfo, maxIdAt) and the lease rules.
-import { Snowdrift, layoutInfo, maxIdAt } from "./index.js";
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
-import { persistence } from "./persist.mjs";
+import { request, upgradedError, within } from "./idb.mjs";
 import { Backoff, decide, layoutFacts, leaseGenerator, pastFence, usable } from "./lease-rules.mjs";
+import { persistence } from "./persist.mjs";
+import { workerEvents } from "./worker-events.mjs";
+
+// In a worker, events that arrive while the package loads are kept for the handlers the
+// worker's module sets (worker-events.mjs): the core is imported after.
+const early = workerEvents();
+const { Snowdrift, layoutInfo, maxIdAt } = await import("./index.js");
+early?.release();
 
 const api = { Snowdrift, layoutInfo, maxIdAt };
-const OPTIONS = ["lease", "space", "name", "layout", "reserveMs", "headers", "fetch", "timeoutMs", "persist"];
+const OPTIONS = [
+  "lease",
+  "space",
+  "name",
+  "layout",
+  "reserveMs",
+  "headers",
+  "fetch",
+  "timeoutMs",
+  "persist",
+  "storageTimeoutMs",
+];
 const MAX_U32 = 4294967295;
 const DB = "snowdrift-lease";
 const STORE = "leases";
@@ -43,29 +65,106 @@ function clockMs() {
   return Number.isFinite(t) ? Math.max(Math.ceil(t), 0) : 0;
 }
 
-const request = (r) =>
-  new Promise((ok, fail) => {
-    r.onsuccess = () => ok(r.result);
-    r.onerror = () => fail(r.error);
-  });
-
-async function openDb() {
+async function openDb(timeoutMs) {
   if (typeof indexedDB === "undefined" || indexedDB === null) {
     throw new Error("snowdrift/browser-lease needs IndexedDB to keep its lease; it is not available in this context");
   }
   const open = indexedDB.open(DB, 1);
   open.onupgradeneeded = () => open.result.createObjectStore(STORE);
-  return request(open);
+  return within(request(open), timeoutMs, "opening its database", (late) => late.close());
 }
 
-/** One IndexedDB call on the store; writes are durable when it resolves. */
-function store(db, mode, call) {
-  return new Promise((ok, fail) => {
-    const tx = db.transaction(STORE, mode, { durability: "strict" });
-    const r = call(tx.objectStore(STORE));
-    tx.oncomplete = () => ok(r.result);
-    tx.onerror = tx.onabort = () => fail(tx.error);
+const closedError = () => new Error("this snowdrift/browser-lease generator is closed");
+
+/** `body()` under the Web Lock `lock`; once more from the start if the database was lost
+ * under it (its next read then finds no lease). */
+function locked(lock, body) {
+  return navigator.locks.request(lock, async () => {
+    try {
+      return await body();
+    } catch (e) {
+      if (!e?.lost) throw e;
+      return body();
+    }
   });
+}
+
+/**
+ * The lease database of one generator, opened with `db`. `store(mode, call, what)` runs
+ * one transaction on the store (writes are durable when it resolves), bounded by
+ * `timeoutMs`. A deletion (site data cleared, `deleteDatabase` elsewhere) closes the
+ * connection at once, so it never blocks; the next call opens the database again, and
+ * finds no lease in it. A call the loss cut short rejects with `lost` set: the caller
+ * starts over from its read (`locked`), not from a write of what it read before.
+ */
+function leaseDb(db, timeoutMs) {
+  let current = db; // undefined once the database was deleted or closed under this generator
+  let opening; // the database being opened again, if it is
+  let upgraded = false;
+  let closed = false;
+  const watch = (d) => {
+    const lost = () => {
+      if (current === d) current = undefined;
+    };
+    d.onversionchange = (e) => {
+      d.close();
+      lost();
+      if (e.newVersion !== null) upgraded = true;
+    };
+    d.onclose = lost; // closed by the browser (site data cleared)
+  };
+  watch(db);
+  const connection = () => {
+    if (upgraded) return Promise.reject(upgradedError());
+    if (closed) return Promise.reject(closedError());
+    if (current) return Promise.resolve(current);
+    opening ??= openDb(timeoutMs)
+      .then((d) => {
+        if (closed) {
+          d.close();
+          throw closedError();
+        }
+        watch(d);
+        current = d;
+        return d;
+      })
+      .finally(() => {
+        opening = undefined;
+      });
+    return opening;
+  };
+  const once = (d, mode, call) =>
+    new Promise((ok, fail) => {
+      const tx = d.transaction(STORE, mode, { durability: "strict" });
+      const r = call(tx.objectStore(STORE));
+      tx.oncomplete = () => ok(r.result);
+      tx.onerror = tx.onabort = () => fail(tx.error);
+    });
+  return {
+    async store(mode, call, what) {
+      const d = await connection();
+      try {
+        return await within(once(d, mode, call), timeoutMs, what);
+      } catch (e) {
+        // "The database connection is closing", or the transaction aborted by the loss.
+        // Anything else (quota, a timeout) as it is.
+        const cut = current !== d || ["InvalidStateError", "AbortError", "UnknownError"].includes(e?.name);
+        if (e?.timedOut || upgraded || closed || !cut) throw e;
+        if (current === d) {
+          current = undefined;
+          d.close();
+        }
+        throw Object.assign(new Error(`IndexedDB was closed under this generator ${what} (${e?.message})`), {
+          lost: true,
+        });
+      }
+    },
+    close() {
+      closed = true;
+      current?.close();
+      current = undefined;
+    },
+  };
 }
 
 /** A failed call to the handler: `offline` when it did not answer (or answered 503). */
@@ -78,7 +177,7 @@ class CallError extends Error {
 }
 
 /**
- * `await openLeased({ lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist })`:
+ * `await openLeased({ lease, space, name, layout, reserveMs, headers, fetch, timeoutMs, persist, storageTimeoutMs })`:
  * a generator on a node id leased from the handler at the URL `lease`, shared by this
  * origin's tabs and workers, issuing offline until the lease's end.
  */
@@ -106,6 +205,7 @@ export async function openLeased(options) {
   }
   const fetchFn = optFn("fetch", options.fetch, "a function like fetch") ?? globalThis.fetch.bind(globalThis);
   boolArg("persist", options.persist ?? true);
+  const storageTimeoutMs = optInt(options, "storageTimeoutMs", 1, 600_000, 10_000);
   if (!globalThis.navigator?.locks) {
     throw new Error(
       "snowdrift/browser-lease needs the Web Locks API (navigator.locks) to share its lease between tabs; browsers offer it on https:// pages and on http://localhost",
@@ -138,7 +238,7 @@ export async function openLeased(options) {
     return json;
   }
 
-  const db = await openDb();
+  const db = leaseDb(await openDb(storageTimeoutMs), storageTimeoutMs);
   const gen = new LeasedSnowdrift({
     db,
     url,
@@ -210,8 +310,8 @@ export class LeasedSnowdrift {
    */
   #reserve(span, force = false) {
     const { db, name, space, url, reserveMs, post, lock, expected } = this.#s;
-    return navigator.locks.request(lock, async () => {
-      let lease = await store(db, "readonly", (s) => s.get(name));
+    return locked(lock, async () => {
+      let lease = await db.store("readonly", (s) => s.get(name), "reading the lease");
       if (lease && (lease.url !== url || lease.space !== space)) lease = undefined;
       let now = clockMs();
       let failed;
@@ -228,7 +328,7 @@ export class LeasedSnowdrift {
             const r = await post("renew", { space, node: lease.node, token: lease.token });
             lease.until = Math.max(lease.until, r.until);
             lease.renewedAt = now;
-            await store(db, "readwrite", (s) => s.put(lease, name));
+            await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
           } catch (e) {
             this.#triedAt = clockMs();
             if (!(e instanceof CallError)) throw e;
@@ -266,7 +366,7 @@ export class LeasedSnowdrift {
       if (hi - lo < this.#facts.tickMs) throw this.#ended(lease, failed ?? new Error("its time is used up"));
       const continues = this.#window?.token === lease.token && this.#window.hi === lease.reserved;
       lease.reserved = hi;
-      await store(db, "readwrite", (s) => s.put(lease, name));
+      await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
       if (this.#closed) return;
       if (continues) {
         this.#gen.setFenceMs(hi + 1);
@@ -342,7 +442,7 @@ export class LeasedSnowdrift {
       reserved: g.notBefore,
       renewedAt: clockMs(),
     };
-    await store(db, "readwrite", (s) => s.put(lease, name));
+    await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
     return lease;
   }
 
@@ -377,7 +477,7 @@ export class LeasedSnowdrift {
 
   /** A call of `n` IDs failed with `e`: at the window's end, reserve the next one and say so. */
   #refused(e, n) {
-    if (this.#closed) throw new Error("this snowdrift/browser-lease generator is closed");
+    if (this.#closed) throw closedError();
     if (!pastFence(e)) throw e;
     this.#ahead(Math.ceil(n / (layoutInfo(this.#lease.layout).maxSequence + 1)) * this.#facts.tickMs + 1000);
     throw this.#failure
@@ -470,8 +570,8 @@ export class LeasedSnowdrift {
     this.#gen?.free();
     if (!wasOpen) return;
     try {
-      await navigator.locks.request(lock, async () => {
-        const lease = await store(db, "readonly", (s) => s.get(name));
+      await locked(lock, async () => {
+        const lease = await db.store("readonly", (s) => s.get(name), "reading the lease");
         if (!lease || lease.token !== this.#lease.token) return;
         await post("release", {
           space,
@@ -479,7 +579,7 @@ export class LeasedSnowdrift {
           token: lease.token,
           issued: Math.max(lease.reserved, lease.notBefore),
         });
-        await store(db, "readwrite", (s) => s.delete(name));
+        await db.store("readwrite", (s) => s.delete(name), "deleting the lease");
       });
     } finally {
       db.close();

@@ -22,63 +22,16 @@
 //
 // Built on the package's public API only (Snowdrift, decode, layoutInfo, maxIdAt).
 import { boolArg, describe, intArg, oneOf, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { request, upgradedError, within } from "./idb.mjs";
 import { persistence } from "./persist.mjs";
+import { workerEvents } from "./worker-events.mjs";
 
-// In a worker, events that arrive while the package loads (its wasm compiles at top level)
-// are kept and dispatched again once the worker's own module has run and set its handlers,
-// so a worker that imports this module and then sets `onmessage` / `onconnect` loses none.
-// The core is imported after these listeners are in place (a static import would load it
-// first).
+// In a worker, events that arrive while the package loads are kept for the handlers the
+// worker's module sets (worker-events.mjs): the core is imported after.
 const early = workerEvents();
 export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
   await import("./index.js");
 early?.release();
-
-/**
- * In a dedicated or shared worker: keeps the `message` / `connect` events that arrive
- * before the worker's handlers are set; `release()` dispatches them again after the
- * importing module has run (a turn of the event loop later), in order, and stops keeping.
- */
-function workerEvents() {
-  const scope = globalThis;
-  const shared = typeof SharedWorkerGlobalScope === "function" && scope instanceof SharedWorkerGlobalScope;
-  const dedicated = typeof DedicatedWorkerGlobalScope === "function" && scope instanceof DedicatedWorkerGlobalScope;
-  if (!shared && !dedicated) return undefined;
-  const type = shared ? "connect" : "message";
-  const handler = () => scope[`on${type}`];
-  const kept = [];
-  let replaying = false;
-  const again = (e) =>
-    new MessageEvent(type, {
-      data: e.data,
-      origin: e.origin,
-      lastEventId: e.lastEventId,
-      source: e.source,
-      ports: [...e.ports],
-    });
-  const replay = () => {
-    replaying = true;
-    for (const e of kept.splice(0)) scope.dispatchEvent(again(e));
-    replaying = false;
-  };
-  const keep = (e) => {
-    if (replaying) return;
-    if (!handler()) {
-      kept.push(e);
-      return;
-    }
-    // A handler is set: what was kept goes first, then this event goes on to it.
-    replay();
-  };
-  scope.addEventListener(type, keep);
-  return {
-    release: () =>
-      setTimeout(() => {
-        scope.removeEventListener(type, keep);
-        replay();
-      }, 0),
-  };
-}
 
 const MAX_U32 = 4294967295;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -234,38 +187,6 @@ function lsNodes(ls, name) {
   }
   return out;
 }
-
-const request = (r) =>
-  new Promise((ok, fail) => {
-    r.onsuccess = () => ok(r.result);
-    r.onerror = () => fail(r.error);
-  });
-
-/** `promise`, or after `ms` an error saying IndexedDB did not answer `what`; `late` gets
- * what the promise gives if it settles after that (to close a connection nobody uses). */
-function within(promise, ms, what, late) {
-  let timer;
-  let timedOut = false;
-  const timeout = new Promise((_, fail) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      const e = new Error(
-        `IndexedDB did not answer within ${ms} ms (storageTimeoutMs) ${what}; no ID is issued past what storage holds`,
-      );
-      fail(Object.assign(e, { timedOut: true }));
-    }, ms);
-  });
-  promise.then(
-    (v) => timedOut && late?.(v),
-    () => {},
-  );
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-const upgradedError = () =>
-  new Error(
-    "IndexedDB was upgraded by a newer version of snowdrift in another tab or worker; reload this page to go on",
-  );
 
 /**
  * The database, or undefined where IndexedDB is missing or refuses to open (some private

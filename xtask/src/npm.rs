@@ -42,6 +42,8 @@ const BUNDLED: &[&str] = &[
     "check.mjs",
     "lease-rules.mjs",
     "persist.mjs",
+    "idb.mjs",
+    "worker-events.mjs",
     "index.js",
     "browser.js",
     "holder.cjs",
