@@ -24,11 +24,12 @@ export interface PostgresLeaseOptions extends LeaseOptions, SchemaOptions {}
 /**
  * Leases a node id of the space `options.key`; resolves once the lease is usable. Live
  * leases are released on SIGINT, SIGTERM and `beforeExit`. Each call is one transaction
- * of its own (READ COMMITTED, read-write) on one connection, bounded by the TTL; the
+ * of its own (READ COMMITTED, read-write) on one connection, bounded by the TTL (an
+ * acquire by `ttlMs - skewMs`); the
  * connection's session settings are left as they were.
  * @throws {TypeError | RangeError} bad options, before any call to PostgreSQL.
  * @throws {RangeError} every node id is leased, or the space has other settings.
- * @throws {Error} no answer within the TTL; a `Client` inside a transaction; the schema
+ * @throws {Error} no answer in time; a `Client` inside a transaction; the schema
  * not set up or out of the role's reach (the message says what to run); the database's
  * error.
  */
