@@ -34,10 +34,11 @@ fn a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence(
 fn a_holder_that_cannot_renew_stops_issuing_by_ttl_minus_skew() {
     let mut server = Server::start();
     let lease = scenarios::lapse(&server.client(), || server.kill());
-    // Release with Redis gone reports the Redis error and does not hang.
+    // Release with Redis gone reports the Redis error and does not hang (a bound far above
+    // the call's own, to catch a hang, not to time it).
     let start = Instant::now();
     assert!(matches!(lease.release(), Err(Error::Redis(_))));
-    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(start.elapsed() < Duration::from_secs(30));
 }
 
 #[test]

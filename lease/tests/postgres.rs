@@ -54,11 +54,12 @@ fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
     // partition); a killed server would refuse at once, which is the easier case.
     let mut paused = Vec::new();
     let lease = scenarios::lapse(&store, || paused = pg.pause());
-    // Release with the server silent fails after its timeout (the TTL, 2 s), not hanging.
+    // Release with the server silent fails after its timeout (the TTL, 2 s), not hanging
+    // (a bound far above that timeout, to catch a hang, not to time it).
     let start = Instant::now();
     let err = lease.release().unwrap_err();
     assert!(matches!(err, Error::Io(_)), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(start.elapsed() < Duration::from_secs(30));
     Pg::resume(&paused);
 }
 

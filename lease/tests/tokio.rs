@@ -84,9 +84,6 @@ async fn the_heartbeat_task_lapses_when_redis_is_gone() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(lease.state(), State::Lapsed);
-    // By ttl - skew after the last good renewal (sent before the kill), with up to 400 ms
-    // of slack for a busy machine: still before the lease's end.
-    assert!(start.elapsed() < Duration::from_millis(1_500 + 400));
     assert!(matches!(
         lease.generator().next(),
         Err(e) if e.kind() == snowdrift::ErrorKind::PastFence

@@ -131,22 +131,26 @@ pub fn release_hands_on<K: Store>(client: &K) {
     sleep(Duration::from_millis(ttl + skew + 100));
     let ids = take(&first, 5_000);
     assert_eq!(ids.len(), 5_000);
-    let released_at = Instant::now();
+    let newest_ms = time_of(lay, *ids.iter().max().unwrap());
+    let lease_end = first.until_ms();
     first.release().expect("release");
-    // The fence came down to just after the newest ID: Redis's clock passes it within
-    // a few milliseconds, far sooner than the TTL.
-    let limit = Duration::from_millis(ttl / 4);
-    let next = loop {
-        match Lease::acquire(client, &space) {
-            Ok(lease) => break lease,
-            Err(Error::AllLeased { .. }) if released_at.elapsed() < limit => {
-                sleep(Duration::from_millis(5))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
-    assert!(released_at.elapsed() < limit);
+    // The fence came down to just after the newest ID, below the lease's end: the store
+    // lets the id go as soon as its clock passes that.
+    let fence = client
+        .listing("test:release")
+        .expect("listing")
+        .ids
+        .iter()
+        .find(|l| l.node == 0)
+        .expect("node 0 is listed")
+        .until;
+    assert!(
+        fence > newest_ms && fence < lease_end,
+        "fence {fence} after the newest ID ({newest_ms}) and before the lease's end ({lease_end})"
+    );
+    let next = acquire_within(client, &space, Duration::from_millis(ttl + skew));
     assert_eq!(next.node(), 0);
+    assert!(next.not_before_ms() >= fence - 1);
     let id = next.generator().next().expect("id");
     assert!(id > *ids.iter().max().unwrap());
     // Releasing twice, or dropping after release, is harmless.
