@@ -1,14 +1,15 @@
 -- snowdrift lease protocol: release a lease on shutdown.
 --
 -- KEYS: as acquire.lua. ARGV: space name, node, token, issued (the time of the newest ID
--- the holder issued, at most; its generator is stopped first).
+-- the holder issued, at most; its generator is stopped first), next token (optional: the
+-- one a renewal without a reply may have put in its place, see renew.lua).
 -- Returns 1 when released, 0 (and writes nothing) when the id was no longer this lease's
 -- or the records are not intact (they may have lost writes; the next acquire starts the
 -- space over). The id's fence comes down to just after `issued`, so the next holder
 -- starts there rather than at the lease's end; the id is reused once Redis's clock passes
 -- it.
 local meta, ends, tokens, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local node, token, issued = ARGV[2], ARGV[3], tonumber(ARGV[4])
+local node, token, issued, next = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
 -- Whether the space's records are intact: its meta hash has every field and was written
 -- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
@@ -27,7 +28,8 @@ local function intact(meta, ends)
   return m[7] == run and redis.call('ZCARD', ends) == tonumber(m[5]), m, run
 end
 
-if not intact(meta, ends) or redis.call('HGET', tokens, node) ~= token then
+local held = intact(meta, ends) and redis.call('HGET', tokens, node)
+if not held or (held ~= token and (not next or next == '' or held ~= next)) then
   return 0
 end
 local fence = tonumber(redis.call('ZSCORE', ends, node))

@@ -152,8 +152,13 @@ BEGIN
 END
 $$;
 
--- Renew: the fence only moves forward. Error LOST when the id is no longer this lease's.
-CREATE OR REPLACE FUNCTION snowdrift_renew(p_space text, p_node bigint, p_token text, p_ttl bigint)
+-- Renew: the fence only moves forward, and the lease's token becomes p_next (when given):
+-- a renewal that finds p_next already there is the same holder's, sent again after its
+-- reply was lost; a copy of the holder renewing second, with the old token and another
+-- p_next, finds neither. Error LOST when the id is no longer this lease's.
+DROP FUNCTION IF EXISTS snowdrift_renew(text, bigint, text, bigint);
+CREATE OR REPLACE FUNCTION snowdrift_renew(p_space text, p_node bigint, p_token text, p_ttl bigint,
+  p_next text DEFAULT '')
 RETURNS TABLE (until bigint, now bigint)
 LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
@@ -162,11 +167,12 @@ DECLARE
   v_fence bigint;
 BEGIN
   PERFORM snowdrift_observe(p_space, v_now);
-  UPDATE snowdrift_leases l SET fence = greatest(l.fence, v_now + p_ttl)
-    WHERE l.space = p_space AND l.node = p_node AND l.token = p_token
+  UPDATE snowdrift_leases l SET fence = greatest(l.fence, v_now + p_ttl),
+      token = coalesce(nullif(p_next, ''), l.token)
+    WHERE l.space = p_space AND l.node = p_node AND l.token IN (p_token, nullif(p_next, ''))
     RETURNING l.fence INTO v_fence;
   IF NOT FOUND THEN
-    RAISE EXCEPTION 'LOST node id % of ''%'' is no longer held by this lease (taken over after it ended, or the database lost it)',
+    RAISE EXCEPTION 'LOST node id % of ''%'' is no longer held by this lease (taken over after it ended, renewed by a copy of this holder, or the database lost it)',
       p_node, p_space;
   END IF;
   RETURN QUERY SELECT v_fence, v_now;
@@ -174,15 +180,18 @@ END
 $$;
 
 -- Release: the id's fence comes down to just after `issued` (never up). 1 when released,
--- 0 when the id was no longer this lease's.
-CREATE OR REPLACE FUNCTION snowdrift_release(p_space text, p_node bigint, p_token text, p_issued bigint)
+-- 0 when the id was no longer this lease's. p_next: the token a renewal without a reply
+-- may have put in place of p_token.
+DROP FUNCTION IF EXISTS snowdrift_release(text, bigint, text, bigint);
+CREATE OR REPLACE FUNCTION snowdrift_release(p_space text, p_node bigint, p_token text, p_issued bigint,
+  p_next text DEFAULT '')
 RETURNS integer
 LANGUAGE plpgsql VOLATILE STRICT SET search_path FROM CURRENT
 AS $$
 BEGIN
   PERFORM snowdrift_observe(p_space, snowdrift_now());
   UPDATE snowdrift_leases l SET fence = least(l.fence, p_issued + 1), token = NULL, holder = NULL
-    WHERE l.space = p_space AND l.node = p_node AND l.token = p_token;
+    WHERE l.space = p_space AND l.node = p_node AND l.token IN (p_token, nullif(p_next, ''));
   RETURN CASE WHEN FOUND THEN 1 ELSE 0 END;
 END
 $$;

@@ -96,6 +96,8 @@ function request(what, v) {
 const spaceArg = (v) => textArg("space", v, 1, MAX_NAME);
 const nodeArg = (v) => intArg("node", v, 0, MAX_CAPACITY - 1);
 const tokenArg = (v) => textArg("token", v, 1, MAX_TOKEN);
+// The token a renewal puts in place of the lease's (optional; see renew).
+const nextArg = (v) => (v === undefined || v === "" ? undefined : textArg("next", v, 1, MAX_TOKEN));
 const ttlArg = (v) => intArg("ttl", v, 1, MAX_TTL_MS);
 
 /** The settings of a space every client of it shares, checked. */
@@ -259,39 +261,50 @@ export class SnowdriftLeases extends DurableObject {
   }
 
   /** Renews the lease `token` of `node`: `{until, now}`, the fence moved forward only.
-   * Error LOST when the id is no longer this lease's. */
+   * The lease's token becomes `next` when given (lease/PROTOCOL.md): a renewal that finds
+   * `next` already there is the same holder's, sent again; a copy of the holder renewing
+   * second finds neither. Error LOST when the id is no longer this lease's. */
   renew(req) {
     request("renew", req);
     const space = spaceArg(req.space);
     const node = nodeArg(req.node);
     const token = tokenArg(req.token);
     const ttl = ttlArg(req.ttl);
+    const next = nextArg(req.next);
     return this.ctx.storage.transactionSync(() => {
       const { sql, incarnation, now } = this.#open();
-      const fence = this.#held(incarnation, space, node, token)?.fence;
+      const fence = this.#held(incarnation, space, node, token, next)?.fence;
       if (fence === undefined) {
         throw reply(
           "LOST",
-          `node id ${node} of '${space}' is no longer held by this lease (taken over after it ended, or the object's storage was wiped)`,
+          `node id ${node} of '${space}' is no longer held by this lease (taken over after it ended, renewed by a copy of this holder, or the object's storage was wiped)`,
         );
       }
       const until = Math.max(fence, now + ttl);
-      sql.exec("UPDATE snowdrift_leases SET fence = ? WHERE space = ? AND node = ?", until, space, node);
+      sql.exec(
+        "UPDATE snowdrift_leases SET fence = ?, token = ? WHERE space = ? AND node = ?",
+        until,
+        next ?? token,
+        space,
+        node,
+      );
       return { until, now };
     });
   }
 
-  /** Releases the lease `token` of `node`, its fence brought down to `issued + 1` (never
-   * up): true, or false when the id was no longer this lease's. */
+  /** Releases the lease `token` (or `next`, which a renewal without a reply may have put
+   * in its place) of `node`, its fence brought down to `issued + 1` (never up): true, or
+   * false when the id was no longer this lease's. */
   release(req) {
     request("release", req);
     const space = spaceArg(req.space);
     const node = nodeArg(req.node);
     const token = tokenArg(req.token);
     const issued = intArg("issued", req.issued, 0, MAX_TIME_MS - 1);
+    const next = nextArg(req.next);
     return this.ctx.storage.transactionSync(() => {
       const { sql, incarnation } = this.#open();
-      const lease = this.#held(incarnation, space, node, token);
+      const lease = this.#held(incarnation, space, node, token, next);
       if (lease === undefined) return false;
       sql.exec(
         "UPDATE snowdrift_leases SET fence = ?, token = NULL, holder = NULL WHERE space = ? AND node = ?",
@@ -452,15 +465,16 @@ export class SnowdriftLeases extends DurableObject {
     return { node, notBefore };
   }
 
-  /** The lease row of `node` if `token` holds it, in a space of this incarnation. */
-  #held(incarnation, space, node, token) {
+  /** The lease row of `node` if `token` (or `next`) holds it, in a space of this incarnation. */
+  #held(incarnation, space, node, token, next = token) {
     return this.ctx.storage.sql
       .exec(
         `SELECT l.fence FROM snowdrift_leases l JOIN snowdrift_spaces s ON s.name = l.space
-         WHERE l.space = ? AND l.node = ? AND l.token = ? AND s.incarnation = ?`,
+         WHERE l.space = ? AND l.node = ? AND l.token IN (?, ?) AND s.incarnation = ?`,
         space,
         node,
         token,
+        next ?? token,
         incarnation,
       )
       .toArray()[0];

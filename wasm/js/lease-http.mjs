@@ -49,8 +49,8 @@ const SPACE_OPTIONS = ["layout", "ttlMs", "skewMs"];
 /** Each call and the fields of its request body. */
 const CALLS = {
   acquire: ["space"],
-  renew: ["space", "node", "token"],
-  release: ["space", "node", "token", "issued"],
+  renew: ["space", "node", "token", "next"],
+  release: ["space", "node", "token", "issued", "next"],
   ids: ["space", "count"],
 };
 const MAX_TTL_MS = 31_536_000_000; // a year, as the Durable Object store allows
@@ -373,6 +373,8 @@ export function httpFor(api) {
         if (name === "renew" || name === "release") {
           args.node = intArg("node", body.node, 0, s.facts.capacity - 1);
           args.token = textArg("token", body.token, 1, MAX_TOKEN);
+          // The lease's token from this renewal on (lease/PROTOCOL.md); optional.
+          if (body.next !== undefined) args.next = textArg("next", body.next, 1, MAX_TOKEN);
         }
         if (name === "release") args.issued = intArg("issued", body.issued, 0, MAX_TIME_MS - 1);
         if (name === "ids") args.count = intArg("count", body.count, 1, maxIds);
@@ -405,7 +407,7 @@ export function httpFor(api) {
           skewMs: s.skew,
         };
       }
-      const ticket = { space, node: args.node, token: args.token };
+      const ticket = { space, node: args.node, token: args.token, next: args.next };
       if (name === "renew") {
         return { until: replied(await call(() => store.renew(ticket, s.ttl), "a renewal"), "a renewal") };
       }

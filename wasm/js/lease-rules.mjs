@@ -9,8 +9,8 @@
 // with an error whose message starts with its code word (`LEASED`, `CONFIG`, `LOST`):
 //
 //   acquire({ space, capacity, ttl, skew, token, holder, layout }) -> { node, notBefore, until }
-//   renew({ space, node, token }, ttl) -> until
-//   release({ space, node, token }, issued) -> anything
+//   renew({ space, node, token, next }, ttl) -> until (the lease's token is `next` from then on)
+//   release({ space, node, token, next }, issued) -> anything
 import { describe, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
@@ -259,6 +259,7 @@ export class HeldLease {
   #okSentAt; // performance.now() when the newest successful call was sent
   #sentAt; // performance.now() when the newest renewal (or the acquire) was sent
   #renewing; // the newest renewal, while it has no answer
+  #next; // the token sent to replace the lease's, while no renewal sent with it succeeded
   #controller = new AbortController();
   #released;
 
@@ -372,8 +373,19 @@ export class HeldLease {
   }
 
   async #renewOnce(sentAt) {
+    // The token changes at every renewal (lease/PROTOCOL.md, "Tokens"), so that of two
+    // copies of one holder (a VM snapshot resumed beside the original) the one that
+    // renews second gets LOST. A renewal is drawn a new token when none is pending, else
+    // sends the pending one again: the store takes a pair it already applied as the same
+    // renewal sent again (its reply lost).
+    this.#next ??= newToken();
+    const ticket = { ...this.#ticket, next: this.#next };
     try {
-      const until = await this.#store.renew(this.#ticket, this.#o.ttl);
+      const until = await this.#store.renew(ticket, this.#o.ttl);
+      if (this.#ticket.token === ticket.token) {
+        this.#ticket.token = ticket.next;
+        this.#next = undefined;
+      }
       if (this.state !== "live") return;
       // A reply that comes after the lapse was due does not count: the lease lapsed.
       if (this._decide(true).action === "lapse") return this._lapse();
@@ -381,7 +393,9 @@ export class HeldLease {
       this.#gen?.setFenceMs(this.until);
       if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
     } catch (e) {
-      if (codeOf(e) === "LOST") this._stop("lost", storeError(e));
+      // LOST for a token this holder already replaced is its own renewal overtaking this
+      // one (calls on several connections), not another holder's.
+      if (codeOf(e) === "LOST" && this.#ticket.token === ticket.token) this._stop("lost", storeError(e));
     }
   }
 
@@ -429,7 +443,7 @@ export class HeldLease {
       const issued = Math.max(this.notBefore, this.#gen?.issuedThroughMs ?? 0);
       const ttl = this.#o.ttl;
       await within(
-        this.#store.release(this.#ticket, issued),
+        this.#store.release({ ...this.#ticket, next: this.#next }, issued),
         ttl,
         `release of ${this._what()} got no reply within ${ttl} ms`,
       );

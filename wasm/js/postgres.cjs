@@ -216,23 +216,24 @@ function caller(client, schema) {
 /** The protocol's calls on PostgreSQL in `schema`, as the holder takes them. */
 function storeIn(client, schema) {
   const run = caller(client, schema);
-  // The TTL of each lease acquired here, by token: the bound of its release.
+  // The TTL of each lease acquired here, by space and node id: the bound of its release.
   const ttls = new Map();
+  const key = (space, node) => `${node} ${space}`;
   return {
     name: "PostgreSQL",
     async acquire(a) {
       const r = await run("acquire", [a.space, a.capacity, a.ttl, a.skew, a.token, a.holder, a.layout], a.ttl);
-      ttls.set(a.token, a.ttl);
+      ttls.set(key(a.space, Number(r.node)), a.ttl);
       return { node: Number(r.node), notBefore: Number(r.not_before), until: Number(r.until), now: Number(r.now) };
     },
     async renew(t, ttl) {
-      const r = await run("renew", [t.space, t.node, t.token, ttl], ttl);
+      const r = await run("renew", [t.space, t.node, t.token, ttl, t.next ?? ""], ttl);
       return Number(r.until);
     },
     async release(t, issued) {
-      const ms = ttls.get(t.token) ?? LIST_MS;
-      ttls.delete(t.token);
-      const r = await run("release", [t.space, t.node, t.token, issued], ms);
+      const ms = ttls.get(key(t.space, t.node)) ?? LIST_MS;
+      ttls.delete(key(t.space, t.node));
+      const r = await run("release", [t.space, t.node, t.token, issued, t.next ?? ""], ms);
       return Number(r.released) === 1;
     },
   };

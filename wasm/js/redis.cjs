@@ -67,10 +67,10 @@ function redisStore(client) {
       return { node, notBefore, until, now };
     },
     async renew(t, ttl) {
-      const [until] = await run("renew", t.space, [t.node, t.token, ttl]);
+      const [until] = await run("renew", t.space, [t.node, t.token, ttl, t.next ?? ""]);
       return Number(until);
     },
-    release: (t, issued) => run("release", t.space, [t.node, t.token, issued]),
+    release: (t, issued) => run("release", t.space, [t.node, t.token, issued, t.next ?? ""]),
   };
 }
 
