@@ -15,7 +15,8 @@ const require = createRequire(import.meta.url);
 const { leaseHandler, nodeListener } = require("snowdrift/http");
 const { decode } = require("snowdrift");
 
-/** A store of the lease rules' interface in memory: grants ids in order, records calls;
+/** A store of the lease rules' interface in memory: grants ids in order, replaces a
+ * lease's token with the next one at each renewal (lease/PROTOCOL.md, "Tokens"), records calls;
  * `fail` (a function of the call's name) makes a call throw what it returns. With `step`,
  * the store's clock starts an hour ahead and moves `store.step` ms per call, and its grants are
  * those of a new space: not before the store's clock plus the TTL and skew. */
@@ -25,6 +26,7 @@ function memoryStore({ fail, step } = {}) {
   let next = 0;
   let storeNow = Date.now() + 3_600_000;
   const clock = () => (step === undefined ? Date.now() : (storeNow += store.step));
+  const holds = (t) => held.has(t.node) && [t.token, t.next].includes(held.get(t.node));
   const maybeFail = (name) => {
     const e = fail?.(name);
     if (e) throw e;
@@ -44,13 +46,14 @@ function memoryStore({ fail, step } = {}) {
     async renew(t, ttl) {
       calls.push(["renew", t]);
       maybeFail("renew");
-      if (held.get(t.node) !== t.token) throw new Error(`LOST node id ${t.node} of '${t.space}' is no longer held`);
+      if (!holds(t)) throw new Error(`LOST node id ${t.node} of '${t.space}' is no longer held`);
+      if (t.next !== undefined) held.set(t.node, t.next);
       return clock() + ttl;
     },
     async release(t, issued) {
       calls.push(["release", t, issued]);
       maybeFail("release");
-      const mine = held.get(t.node) === t.token;
+      const mine = holds(t);
       if (mine) held.delete(t.node);
       return mine ? 1 : 0;
     },

@@ -178,7 +178,7 @@ test("a lease taken over after it ended is LOST", async () => {
     assert.deepEqual(await failure(store.call(0, "renew", { space, node: 0, token: old.token, ttl: TTL })), {
       name: "Error",
       message:
-        "LOST node id 0 of 'ids:lost' is no longer held by this lease (taken over after it ended, or the object's storage was wiped)",
+        "LOST node id 0 of 'ids:lost' is no longer held by this lease (taken over after it ended, renewed by a copy of this holder, or the object's storage was wiped)",
     });
     assert.equal(await store.call(0, "release", { space, node: 0, token: old.token, issued: g.until }), false);
     const r = await store.call(1, "renew", { space, node: 0, token: taker.token, ttl: TTL });
@@ -438,6 +438,29 @@ test("requests replayed: an acquire sent twice grants two ids; a renewal after t
     // The other lease of the token is untouched.
     const r = await store.call(1, "renew", { space, node: g2.node, token: req.token, ttl: TTL });
     assert.ok(r.until >= g2.until);
+  });
+});
+
+test("tokens: a renewal replaces the token with the next one, the same renewal sent again renews, a copy holding the old token is LOST, a release matches either token of a renewal without a reply", async () => {
+  await withStore({}, async (store) => {
+    const space = "ids:tokens";
+    const req = ask(space);
+    const g = await store.call(0, "acquire", req);
+    const at = (token, next) => ({ space, node: g.node, token, next, ttl: TTL });
+    const first = await store.call(0, "renew", at(req.token, "a1"));
+    assert.ok(first.until >= g.until);
+    assert.ok((await store.call(1, "renew", at(req.token, "a1"))).until >= first.until, "sent again: renews");
+    const copy = await failure(store.call(1, "renew", at(req.token, "b1")));
+    assert.match(copy.message, /^LOST node id \d+ of 'ids:tokens' is no longer held by this lease/, "the copy");
+    assert.equal((await failure(store.call(0, "renew", at(req.token)))).message.split(" ")[0], "LOST");
+    await store.call(0, "renew", at("a1", "a2"));
+    await store.call(0, "renew", at("a2", "a3")); // its reply never came
+    const release = (token, next) => ({ space, node: g.node, token, next, issued: g.notBefore });
+    assert.equal(await store.call(0, "release", release(req.token, "a1")), false, "old tokens");
+    assert.equal(await store.call(0, "release", release("a2", "a3")), true);
+    assert.equal((await failure(store.call(0, "renew", at("a3", "a4")))).message.split(" ")[0], "LOST");
+    const bad = await failure(store.call(0, "renew", at("a3", 7)));
+    assert.match(bad.message, /next/, "a next that is not text is refused, naming it");
   });
 });
 

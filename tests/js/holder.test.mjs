@@ -36,17 +36,20 @@ test("the holder's rules: every situation of tests/vectors/holder.json gets its 
   }
 });
 
-/** A store in memory holding one space (Date.now() plus `offset` is its clock). `stall`
+/** A store in memory holding one space (Date.now() plus `offset` is its clock), replacing
+ * the lease's token with the next one at each renewal (lease/PROTOCOL.md, "Tokens"). `stall`
  * names the calls that never answer from then on (a renewal is applied first: its reply
  * is lost); `grantAhead` grants as a new space does (not before the clock plus the TTL and
  * skew). */
 function memoryStore({ grantAhead = false } = {}) {
+  const holds = (t) => store.token !== undefined && [t.token, t.next].includes(store.token);
   const store = {
     offset: 0,
     stall: new Set(),
     fence: 0,
     token: undefined,
     calls: [],
+    tickets: [], // the tickets of renewals and releases, as sent
     now: () => Date.now() + store.offset,
     async acquire(a) {
       store.calls.push("acquire");
@@ -59,17 +62,20 @@ function memoryStore({ grantAhead = false } = {}) {
     },
     async renew(t, ttl) {
       store.calls.push("renew");
+      store.tickets.push({ ...t });
       if (store.delay) await sleep(store.delay);
-      if (t.token !== store.token) throw new Error("LOST node id 0 of 'ids:holder' is no longer held by this lease");
+      if (!holds(t)) throw new Error("LOST node id 0 of 'ids:holder' is no longer held by this lease");
       const until = Math.max(store.fence, store.now() + ttl);
       store.fence = until;
+      store.token = t.next ?? t.token;
       if (store.stall.has("renew")) return new Promise(() => {});
       return until;
     },
     async release(t, issued) {
       store.calls.push("release");
+      store.tickets.push({ ...t });
       if (store.stall.has("release")) return new Promise(() => {});
-      if (t.token !== store.token) return 0;
+      if (!holds(t)) return 0;
       store.fence = Math.min(store.fence, issued + 1);
       store.token = undefined;
       return 1;
@@ -122,6 +128,76 @@ test("Node holder: renewals that never answer (applied, their replies lost): the
   assert.match(l.error.message, /lapsed: no renewal succeeded for 900 ms/);
   assert.throws(() => gen.next(), /is not before the fence at/);
   assert.ok(store.calls.filter((c) => c === "renew").length >= 1, "renewals were sent");
+  await l.release();
+});
+
+test("Node holder: the token changes at every renewal; a renewal without an answer is sent again with the same pair; the release sends both tokens; a copy holding an old token is LOST", async () => {
+  const store = memoryStore();
+  const l = await lease(store, leaseOptions({ ...options, renewEveryMs: 100 }));
+  const gen = l.generator();
+  const acquired = store.token;
+  assert.ok(await until(() => store.tickets.length >= 3, 10 * LIVE_MS), "renewals were sent");
+  const [r1, r2, r3] = store.tickets;
+  assert.equal(r1.token, acquired);
+  assert.match(r1.next, /^[0-9a-f]{32}$/);
+  assert.deepEqual(
+    [r2.token, r3.token],
+    [r1.next, r2.next],
+    "each renewal sends the token the one before put in place",
+  );
+  assert.equal(new Set([acquired, r1.next, r2.next, r3.next]).size, 4, "each next token is new");
+  // Renewals applied whose replies never come: each sends the pair of the first again, and
+  // the store renews every one of them.
+  store.stall.add("renew");
+  const sent = store.tickets.length;
+  assert.ok(await until(() => store.tickets.length >= sent + 3, 10 * LIVE_MS));
+  const unanswered = store.tickets.slice(sent);
+  assert.equal(new Set(unanswered.map((t) => `${t.token} ${t.next}`)).size, 1, "one pair, sent again");
+  assert.equal(store.token, unanswered[0].next, "the store holds the pair's next token");
+  assert.equal(l.state, "live");
+  // A copy of the holder made before these renewals holds a token the store replaced.
+  await assert.rejects(
+    store.renew({ space: "ids:holder", node: 0, token: r1.token, next: "copy" }, TTL_MS),
+    /^Error: LOST /,
+  );
+  store.stall.delete("renew");
+  gen.next();
+  await l.release();
+  const release = store.tickets.at(-1);
+  assert.deepEqual(
+    [release.token, release.next],
+    [unanswered[0].token, unanswered[0].next],
+    "the release sends both tokens of the renewal without an answer",
+  );
+  assert.equal(store.token, undefined, "released");
+});
+
+test("per-request holder: a LOST reply to a renewal whose token the holder already replaced is its own renewals overtaking each other, and does not count", async () => {
+  const store = memoryStore();
+  const o = rulesOptions(api, options, { holder: "test" });
+  const l = await acquireLease((...a) => new HeldLease(api, ...a), store, o);
+  l.generator().next();
+  // The first renewal is held back on its way to the store; the second (the same pair)
+  // overtakes it and succeeds, and the third replaces the token again. The first then
+  // arrives with a token the store no longer holds.
+  const first = store.renew;
+  let release;
+  const held = new Promise((r) => (release = r));
+  store.renew = async (t, ttl) => {
+    store.renew = first;
+    await held;
+    return first(t, ttl);
+  };
+  await sleep(o.renewEvery);
+  const p1 = l._renew();
+  await sleep(o.renewEvery);
+  await l._renew();
+  await sleep(POLL_MS);
+  await l._renew();
+  release();
+  await p1;
+  assert.equal(l.state, "live", "the late LOST of its own older pair does not count");
+  assert.equal(store.tickets.filter((t) => t.next !== undefined).length, 3);
   await l.release();
 });
 

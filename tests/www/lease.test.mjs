@@ -998,3 +998,84 @@ for (const kind of ["worker", "shared worker"]) {
     },
   );
 }
+
+/** In the page: the lease record `name` of the origin's lease database (undefined if none). */
+const readLeaseRecord = (page, name) =>
+  page.evaluate(
+    (key) =>
+      new Promise((ok, fail) => {
+        const r = indexedDB.open("snowdrift-lease", 1);
+        r.onerror = () => fail(r.error);
+        r.onsuccess = () => {
+          const get = r.result.transaction("leases").objectStore("leases").get(key);
+          get.onsuccess = () => {
+            r.result.close();
+            ok(get.result);
+          };
+          get.onerror = () => fail(get.error);
+        };
+      }),
+    name,
+  );
+
+/** In the page: stores `record` as the lease record `name`, as a copied profile holds it. */
+const writeLeaseRecord = (page, name, record) =>
+  page.evaluate(
+    ([key, value]) =>
+      new Promise((ok, fail) => {
+        const r = indexedDB.open("snowdrift-lease", 1);
+        r.onupgradeneeded = () => r.result.createObjectStore("leases");
+        r.onerror = () => fail(r.error);
+        r.onsuccess = () => {
+          const tx = r.result.transaction("leases", "readwrite");
+          tx.objectStore("leases").put(value, key);
+          tx.oncomplete = () => {
+            r.result.close();
+            ok();
+          };
+          tx.onerror = () => fail(tx.error);
+        };
+      }),
+    [name, record],
+  );
+
+for (const [over, space, urlOf] of [
+  ["Redis", "web", () => lease.url],
+  ["the Durable Object", "edge", () => lease.edge.url],
+]) {
+  leaseTest(
+    `a browser profile copied from another (the same IndexedDB) and used beside it, over ${over}: the copy opens on the copied lease, the original's next renewal is LOST and it leases anew; no ID twice`,
+    async (newContext) => {
+      const original = await leasePage(await newContext());
+      const a = await open(original, space, { lease: urlOf() });
+      assert.equal(a.error, undefined, a.error);
+      const ids = await take(original, 2000);
+      const copy = await leasePage(await newContext());
+      await writeLeaseRecord(copy, space, await readLeaseRecord(original, space));
+      // Opening renews: the copy renews first, with a next token of its own.
+      const b = await open(copy, space, { lease: urlOf() });
+      assert.equal(b.error, undefined, b.error);
+      assert.equal(b.node, a.node, "the copy goes on with the copied lease");
+      // The original's next renewal (the browser back online renews at once).
+      const renewed = await original.evaluate(async () => {
+        dispatchEvent(new Event("online"));
+        await new Promise((r) => setTimeout(r, 0));
+        await gen.ready;
+        return gen.node;
+      });
+      assert.notEqual(renewed, b.node, "the original found out: it leased another node id");
+      // Both issue at once from here.
+      const [fromOriginal, fromCopy] = await Promise.all([take(original, 5000), take(copy, 5000)]);
+      assertIncreasing([...ids, ...fromOriginal], "the original's IDs");
+      assert.ok(fromOriginal.every((id) => decode(id).node === renewed));
+      assert.ok(fromCopy.every((id) => decode(id).node === b.node));
+      assertNoDuplicates([...ids, ...fromOriginal, ...fromCopy], "the original and its copy");
+      assert.deepEqual(copy.errors, []);
+      // Chromium logs the LOST reply (409) of the original's renewal; nothing else is logged.
+      assert.deepEqual(
+        original.errors.filter((e) => !/status of 409 \(Conflict\)$/.test(e)),
+        [],
+      );
+    },
+  );
+}

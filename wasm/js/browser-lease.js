@@ -26,7 +26,7 @@
 // Built on the package's public API (Snowdrift, layoutInfo, maxIdAt) and the lease rules.
 import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
-import { Backoff, decide, layoutFacts, leaseGenerator, pastFence, usable } from "./lease-rules.mjs";
+import { Backoff, decide, layoutFacts, leaseGenerator, newToken, pastFence, usable } from "./lease-rules.mjs";
 import { persistence } from "./persist.mjs";
 import { workerEvents } from "./worker-events.mjs";
 
@@ -263,7 +263,7 @@ export async function openLeased(options) {
 export class LeasedSnowdrift {
   #s;
   #gen; // the generator of this tab's window
-  #window; // { node, token, hi }: the window the generator issues in (IDs timed at or before hi)
+  #window; // { node, leaseId, hi }: the window the generator issues in (IDs timed at or before hi)
   #lease; // the lease as last read: { node, notBefore, until, ... }
   #facts;
   #soft = -1n; // past this ID, reserve the next window in the background
@@ -313,6 +313,7 @@ export class LeasedSnowdrift {
     return locked(lock, async () => {
       let lease = await db.store("readonly", (s) => s.get(name), "reading the lease");
       if (lease && (lease.url !== url || lease.space !== space)) lease = undefined;
+      if (lease) lease.leaseId ??= lease.token; // a record stored before leases had ids
       let now = clockMs();
       let failed;
       const left = (l) => l.until - 1 - Math.max(now, l.reserved, l.notBefore);
@@ -325,8 +326,19 @@ export class LeasedSnowdrift {
           left(lease) < span + reserveMs + facts.tickMs;
         if (due && (force || now - this.#triedAt >= RETRY_MS || left(lease) < span + facts.tickMs)) {
           try {
-            const r = await post("renew", { space, node: lease.node, token: lease.token });
+            // The token changes at every renewal (lease/PROTOCOL.md, "Tokens"): the next one
+            // is stored before it is sent, and sent again until a renewal with it succeeds,
+            // so a reply that is lost, or a tab closed before it came, costs nothing. A copy
+            // of this origin's storage (a copied profile, a restored backup) holds the old
+            // token: whichever of the two renews second gets LOST and leases anew.
+            if (lease.next === undefined) {
+              lease.next = newToken();
+              await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
+            }
+            const r = await post("renew", { space, node: lease.node, token: lease.token, next: lease.next });
             lease.until = Math.max(lease.until, r.until);
+            lease.token = lease.next;
+            lease.next = undefined;
             lease.renewedAt = now;
             await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
           } catch (e) {
@@ -364,7 +376,7 @@ export class LeasedSnowdrift {
       const lo = Math.max(lease.reserved, lease.notBefore);
       const hi = Math.min(Math.max(now, lo) + span + reserveMs, lease.until - 1);
       if (hi - lo < this.#facts.tickMs) throw this.#ended(lease, failed ?? new Error("its time is used up"));
-      const continues = this.#window?.token === lease.token && this.#window.hi === lease.reserved;
+      const continues = this.#window?.leaseId === lease.leaseId && this.#window.hi === lease.reserved;
       lease.reserved = hi;
       await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
       if (this.#closed) return;
@@ -378,7 +390,7 @@ export class LeasedSnowdrift {
           { maxAheadMs: MAX_U32 },
         );
       }
-      this.#window = { node: lease.node, token: lease.token, hi };
+      this.#window = { node: lease.node, leaseId: lease.leaseId, hi };
       const soft = hi - Math.floor(reserveMs / 2);
       this.#soft = soft >= this.#facts.epochMs ? maxIdAt(soft, lease.layout) : -1n;
     });
@@ -402,6 +414,7 @@ export class LeasedSnowdrift {
     // in, by the holder's rules (lease-rules.mjs), a call at a time, each bounded by the lapse.
     const { ttlMs: ttl, skewMs: skew } = g;
     const times = { acquireSentAt: sentAt, okSentAt: sentAt, sentAt };
+    let next; // the token a renewal sent without an answer yet (lease/PROTOCOL.md, "Tokens")
     for (let i = 0; i < 100_000 && !usable(g.until, g.notBefore, facts.tickMs); i++) {
       const now = performance.now();
       const d = decide({
@@ -421,8 +434,11 @@ export class LeasedSnowdrift {
       if (d.action === "sleep") await sleep(d.next);
       else if (d.action === "renew") {
         times.sentAt = now;
-        const r = await post("renew", { space, node: g.node, token: g.token }, times.okSentAt + ttl - skew - now);
+        next ??= newToken();
+        const r = await post("renew", { space, node: g.node, token: g.token, next }, times.okSentAt + ttl - skew - now);
         g.until = Math.max(g.until, r.until);
+        g.token = next;
+        next = undefined;
         times.okSentAt = now;
       } else {
         const why = d.action === "lapse" ? `no renewal succeeded for ${ttl - skew} ms` : `after ${ttl + skew} ms`;
@@ -441,6 +457,7 @@ export class LeasedSnowdrift {
       skewMs: g.skewMs,
       reserved: g.notBefore,
       renewedAt: clockMs(),
+      leaseId: g.token, // names this lease for its tabs (its token changes at every renewal)
     };
     await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
     return lease;
@@ -572,12 +589,13 @@ export class LeasedSnowdrift {
     try {
       await locked(lock, async () => {
         const lease = await db.store("readonly", (s) => s.get(name), "reading the lease");
-        if (!lease || lease.token !== this.#lease.token) return;
+        if (!lease || (lease.leaseId ?? lease.token) !== this.#lease.leaseId) return;
         await post("release", {
           space,
           node: lease.node,
           token: lease.token,
           issued: Math.max(lease.reserved, lease.notBefore),
+          next: lease.next,
         });
         await db.store("readwrite", (s) => s.delete(name), "deleting the lease");
       });
