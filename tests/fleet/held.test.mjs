@@ -143,11 +143,11 @@ test("Redis paused (CLIENT PAUSE) past the lapse: the holder stops, the next hol
 test("renewal replies lost on the way back: the holder lapses by its own count, and the next holder waits for the fence Redis recorded", async () => {
   await withClient("redis", server.port, async (client) => {
     // The renewals run on Redis, but their replies never reach the holder.
-    // (Renew and release take four arguments, acquire seven.)
+    // (Renew and release take five arguments, acquire seven.)
     let drop = false;
     const lossy = (call) => async (body, o) => {
       const reply = await call(body, o);
-      if (drop && o.arguments.length === 4) throw new Error("connection reset");
+      if (drop && o.arguments.length === 5) throw new Error("connection reset");
       return reply;
     };
     const lossyClient = { evalSha: lossy((b, o) => client.evalSha(b, o)), eval: lossy((b, o) => client.eval(b, o)) };

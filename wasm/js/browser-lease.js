@@ -14,8 +14,10 @@
 // - The fence is the lease's: no window reaches `until`, so a device that cannot renew
 //   (offline) stops there with an error saying to reconnect, and the server gives the id
 //   to the next holder only after it (`notBefore`).
-// - Renewal when online: when a third of the TTL has passed since the last one, on the
-//   `online` event, and when IDs reach the fence. A lease the server no longer holds
+// - Renewal by the holder's rules every client follows (`decide` in lease-rules.mjs): a
+//   third of the TTL after the last one was sent (or tried), early while the next window
+//   would come near the fence, and on the `online` event. It has no lapse: its windows end
+//   at the fence, in ID time, whether it can reach the server or not. A lease the server no longer holds
 //   (`LOST`), or a record that is gone (storage cleared), means a new acquire: its
 //   `notBefore` comes from the server, so nothing repeats even with the clock set back.
 // - The database deleted or closed under a running generator (site data cleared, or
@@ -52,9 +54,6 @@ const OPTIONS = [
 const MAX_U32 = 4294967295;
 const DB = "snowdrift-lease";
 const STORE = "leases";
-// After a failed renewal, wait this long before the timer tries again (the `online` event
-// and a call that reached the fence try at once).
-const RETRY_MS = 5000;
 
 const iso = (ms) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -271,7 +270,8 @@ export class LeasedSnowdrift {
   #again = -1;
   #failure; // why the last reservation failed
   #backoff = new Backoff(); // after a failed reservation, when the next may start
-  #triedAt = Number.NEGATIVE_INFINITY; // when a renewal last failed (clockMs)
+  #triedAt = Number.NEGATIVE_INFINITY; // when this tab last sent a renewal (clockMs)
+  #renewals = new Backoff(); // after a failed renewal, when the next may be sent
   #timer;
   #onOnline;
   #closed = false;
@@ -289,11 +289,43 @@ export class LeasedSnowdrift {
     // window always has at least that half to be stored, whenever the timer fires.
     this.#timer = setInterval(() => {
       const now = clockMs();
-      const due = now - this.#lease.renewedAt >= this.#lease.ttlMs / 3 && now - this.#triedAt >= RETRY_MS;
-      if (now + every + half >= this.#window.hi || due) this.#ahead(0);
+      if (now + every + half >= this.#window.hi || this.#renewDue(this.#lease, now, 0)) this.#ahead(0);
     }, every);
     this.#onOnline = () => this.#ahead(0, true);
     globalThis.addEventListener?.("online", this.#onOnline);
+  }
+
+  /**
+   * Whether the holder's rules (`decide`, lease-rules.mjs) say to renew `lease` now, before
+   * a window `span` ms past the clock plus `reserveMs`. Times are the device's clock, which
+   * the origin's tabs share (`renewedAt` is in the record); a clock set back before the last
+   * renewal renews at once; after a failed renewal, the next waits (`Backoff`). The client
+   * has no lapse (its windows end at the fence, in ID time, online or not), so the newest
+   * success counts as now.
+   */
+  #renewDue(lease, now, span) {
+    const tick = layoutFacts(api, lease.layout).tickMs;
+    if (now < lease.renewedAt) return true;
+    if (this.#renewals.waiting(performance.now()) !== undefined) return false;
+    const sentAt = Math.max(lease.renewedAt, this.#triedAt);
+    const d = decide({
+      live: true,
+      now,
+      acquireSentAt: sentAt,
+      okSentAt: now,
+      sentAt,
+      pending: false,
+      until: lease.until,
+      notBefore: lease.notBefore,
+      // The end of the window it would reserve: renewals come early while that nears the fence.
+      issuedThrough: Math.max(now, lease.reserved, lease.notBefore) + span + this.#s.reserveMs + tick,
+      ttl: lease.ttlMs,
+      skew: lease.skewMs,
+      renewEvery: Math.floor(lease.ttlMs / 3),
+      tick,
+      background: true,
+    });
+    return d.action === "renew";
   }
 
   /** The error of a lease whose ID time is used up and that could not be renewed (`why`). */
@@ -319,12 +351,9 @@ export class LeasedSnowdrift {
       const left = (l) => l.until - 1 - Math.max(now, l.reserved, l.notBefore);
       if (lease) {
         const facts = layoutFacts(api, lease.layout);
-        const due =
-          force ||
-          now - lease.renewedAt >= lease.ttlMs / 3 ||
-          now < lease.renewedAt ||
-          left(lease) < span + reserveMs + facts.tickMs;
-        if (due && (force || now - this.#triedAt >= RETRY_MS || left(lease) < span + facts.tickMs)) {
+        // A window that needs more of the lease than is left renews whatever the rules say.
+        if (force || left(lease) < span + facts.tickMs || this.#renewDue(lease, now, span)) {
+          this.#triedAt = now;
           try {
             // The token changes at every renewal (lease/PROTOCOL.md, "Tokens"): the next one
             // is stored before it is sent, and sent again until a renewal with it succeeds,
@@ -341,9 +370,10 @@ export class LeasedSnowdrift {
             lease.next = undefined;
             lease.renewedAt = now;
             await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
+            this.#renewals.succeeded();
           } catch (e) {
-            this.#triedAt = clockMs();
             if (!(e instanceof CallError)) throw e;
+            this.#renewals.failed(e, performance.now());
             if (e.code === "LOST") lease = undefined;
             else failed = e;
           }
