@@ -9,8 +9,8 @@
 //   ("snowdrift-lease:<name>").
 // - Each tab issues in windows of ID time it reserves there: from `reserved` to at most
 //   `reserveMs` past the clock (and never at or past the lease's `until`), written before
-//   the tab issues in it. Windows of one lease never overlap, so tabs never repeat each
-//   other's IDs; a reload resumes after `reserved`, whatever the clock says.
+//   the tab issues in it. Windows of one lease in one profile never overlap, so tabs never
+//   repeat each other's IDs; a reload resumes after `reserved`, whatever the clock says.
 // - The fence is the lease's: no window reaches `until`, so a device that cannot renew
 //   (offline) stops there with an error saying to reconnect, and the server gives the id
 //   to the next holder only after it (`notBefore`).
