@@ -65,7 +65,7 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
     let message = old.check().unwrap_err().to_string();
     assert_eq!(
         message,
-        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, or Redis lost or may have lost its records: a restart, a failover, an eviction)"
+        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, renewed by a copy of this holder, or Redis lost or may have lost its records: a restart, a failover, an eviction)"
     );
     let new = Lease::acquire(&server.client(), &space).expect("acquire after the loss");
     assert_eq!(new.node(), 0);

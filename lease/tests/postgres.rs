@@ -583,6 +583,7 @@ fn replayed_calls_grant_nothing_twice_a_repeated_renewal_or_release_changes_noth
         space: "test:replayed".into(),
         node,
         token: "token-a".into(),
+        next: None,
     };
     // A renewal sent twice moves the fence once; a release sent twice releases once.
     let until = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
