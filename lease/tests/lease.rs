@@ -117,6 +117,28 @@ fn a_release_after_the_fences_were_evicted_writes_nothing_and_the_next_holder_re
 }
 
 #[test]
+fn a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on() {
+    scenarios::a_copy_renewing_after_the_holder_is_lost(&Server::start().client());
+}
+
+#[test]
+fn a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops() {
+    scenarios::a_holder_whose_copy_renewed_first_is_lost(&Server::start().client());
+}
+
+#[test]
+fn a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases() {
+    scenarios::a_renewal_sent_twice_renews_twice_and_its_pair_releases(&Server::start().client());
+}
+
+#[test]
+fn a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it() {
+    scenarios::a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it(
+        &Server::start().client(),
+    );
+}
+
+#[test]
 fn the_listing_shows_settings_ids_and_holders() {
     scenarios::list(&Server::start().client());
 }
