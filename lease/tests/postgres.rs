@@ -629,6 +629,13 @@ fn invalid_options_are_refused_before_the_database_is_touched() {
 
 #[cfg(feature = "tokio")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acquire_async_renews_on_past_a_copy_and_is_lost_to_a_copy_that_renewed_first() {
+    let (_pg, store) = tokio::task::spawn_blocking(server).await.expect("server");
+    scenarios::copies_of_the_async_holder(&store).await;
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acquire_async_renews_and_hands_on_like_the_blocking_lease() {
     let (_pg, store) = tokio::task::spawn_blocking(server).await.expect("server");
     let space = Space::new("test:async", layout(0)).ttl_ms(600).skew_ms(100);

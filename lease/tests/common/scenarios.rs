@@ -458,3 +458,72 @@ pub fn a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it<K: St
     let listed = store.listing("test:unanswered").expect("listing");
     assert_eq!(listed.ids[0].holder, None, "released: {listed:?}");
 }
+
+/// [`Gated::wait_for`] off the runtime's threads.
+#[cfg(feature = "tokio")]
+async fn wait_for<K: Clone + Send + Sync + 'static>(gated: &Gated<K>, n: usize, outcome: Outcome) {
+    let gated = gated.clone();
+    tokio::task::spawn_blocking(move || gated.wait_for(n, outcome))
+        .await
+        .expect("waited");
+}
+
+/// The tokio holder against copies of itself (as the blocking one above): a copy that
+/// renews after it is lost and the holder renews on; then, on a lease whose gate is shut,
+/// a copy that renews first makes the holder's next renewal lost.
+#[cfg(feature = "tokio")]
+pub async fn copies_of_the_async_holder<K: Store + snowdrift_lease::AsyncStore>(store: &K) {
+    let ttl = 2_000;
+    let space = Space::new("test:copied-async", layout(1))
+        .ttl_ms(ttl)
+        .skew_ms(100)
+        .renew_every_ms(100);
+    let mut con = store.connect_async().await.expect("connect");
+    let gated = Gated::new(store.clone());
+    let created = Instant::now();
+    let lease = Lease::acquire_async(&gated, &space).await.expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    wait_for(&gated, 1, Outcome::Renewed).await;
+    let err = K::renew_async(&mut con, &copy, ttl).await.unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let renewed = gated.count(Outcome::Renewed);
+    wait_for(&gated, renewed + 3, Outcome::Renewed).await;
+    assert!(lease.is_live(), "{:?}", lease.check());
+    assert_eq!(gated.count(Outcome::Lost), 0, "{:?}", gated.renewals());
+    lease.release_async().await.expect("release");
+
+    // Past the new space's guard (ttl + skew), a lease is usable at its grant.
+    let guard = Duration::from_millis(ttl + 100 + 100);
+    tokio::time::sleep(guard.saturating_sub(created.elapsed())).await;
+    let gated = Gated::new(store.clone());
+    gated.shut(true);
+    let lease = Lease::acquire_async(&gated, &space).await.expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    wait_for(&gated, 2, Outcome::Shut).await;
+    K::renew_async(&mut con, &copy, ttl)
+        .await
+        .expect("the copy renews first");
+    gated.shut(false);
+    wait_for(&gated, 1, Outcome::Lost).await;
+    let start = Instant::now();
+    while lease.is_live() && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(lease.state(), State::Lost, "{:?}", lease.check());
+    assert!(matches!(
+        lease.generator().next(),
+        Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
+    ));
+    let sent = gated.renewals();
+    assert!(sent[0].0.next.is_some(), "{sent:?}");
+    for (ticket, _) in &sent {
+        assert_eq!(
+            (&ticket.token, &ticket.next),
+            (&copy.token, &sent[0].0.next)
+        );
+    }
+    lease
+        .release_async()
+        .await
+        .expect("releasing a lost lease is not an error");
+}
