@@ -42,7 +42,7 @@
 //!    generator stops at once ([`PastFence`](snowdrift::ErrorKind::PastFence)); take a new lease.
 //!    Each renewal also replaces the lease's token with one the holder draws ([`Ticket`]):
 //!    of two copies of one holder (a VM snapshot resumed beside the original), the one
-//!    that renews second is lost.
+//!    that renews second is lost (until then both issue IDs: run one copy at a time).
 //! 4. [`Lease::release`] (or dropping the lease) hands the id back.
 //!
 //! # Features

@@ -290,6 +290,33 @@ fn copy_of(gated: &Gated<impl Store>, lease: &Lease) -> Ticket {
     }
 }
 
+/// `lease` stopped, lost to `copy`, which renewed first: its generator refuses, and every
+/// renewal it sent through `gated` carried one pair, the acquire's token and the next
+/// token drawn for its first try, the last one answered `LOST`.
+fn lost_to_the_copy(gated: &Gated<impl Store>, copy: &Ticket, lease: &Lease) {
+    assert_eq!(lease.state(), State::Lost, "{:?}", lease.check());
+    assert!(matches!(
+        lease.generator().next(),
+        Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
+    ));
+    let err = lease.check().unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let sent = gated.renewals();
+    assert_eq!(
+        sent.last().map(|(_, o)| *o),
+        Some(Outcome::Lost),
+        "{sent:?}"
+    );
+    assert!(sent[0].0.next.is_some(), "{sent:?}");
+    assert_ne!(sent[0].0.next, copy.next);
+    for (ticket, _) in &sent {
+        assert_eq!(
+            (&ticket.token, &ticket.next),
+            (&copy.token, &sent[0].0.next)
+        );
+    }
+}
+
 /// A copy of a holder that renews after the holder renewed is told the lease is lost (its
 /// token was replaced), and its release writes nothing; the holder goes on renewing and
 /// releases its id.
@@ -352,28 +379,7 @@ pub fn a_holder_whose_copy_renewed_first_is_lost<K: Store>(store: &K) {
     while lease.is_live() && start.elapsed() < Duration::from_secs(5) {
         sleep(Duration::from_millis(5));
     }
-    assert_eq!(lease.state(), State::Lost, "{:?}", lease.check());
-    assert!(matches!(
-        lease.generator().next(),
-        Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
-    ));
-    let err = lease.check().unwrap_err();
-    assert!(matches!(err, Error::Lost { .. }), "{err}");
-    // One pair all along: the acquire's token and the next token drawn for the first try.
-    let sent = gated.renewals();
-    assert_eq!(
-        sent.last().map(|(_, o)| *o),
-        Some(Outcome::Lost),
-        "{sent:?}"
-    );
-    assert!(sent[0].0.next.is_some(), "{sent:?}");
-    assert_ne!(sent[0].0.next, copy.next);
-    for (ticket, _) in &sent {
-        assert_eq!(
-            (&ticket.token, &ticket.next),
-            (&copy.token, &sent[0].0.next)
-        );
-    }
+    lost_to_the_copy(&gated, &copy, &lease);
     // The holder's release writes nothing; the copy renews on with its token, and releases.
     lease
         .release()
@@ -509,19 +515,7 @@ pub async fn copies_of_the_async_holder<K: Store + snowdrift_lease::AsyncStore>(
     while lease.is_live() && start.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(lease.state(), State::Lost, "{:?}", lease.check());
-    assert!(matches!(
-        lease.generator().next(),
-        Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
-    ));
-    let sent = gated.renewals();
-    assert!(sent[0].0.next.is_some(), "{sent:?}");
-    for (ticket, _) in &sent {
-        assert_eq!(
-            (&ticket.token, &ticket.next),
-            (&copy.token, &sent[0].0.next)
-        );
-    }
+    lost_to_the_copy(&gated, &copy, &lease);
     lease
         .release_async()
         .await
