@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use timing::{median, per_call};
 
 use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
-use snowdrift_lease::{Lease, Space};
+use snowdrift_lease::{Lease, Space, Store};
 
 /// IDs per timed burst: fewer than the 4,096 a millisecond allows.
 const BURST: u32 = 3000;
@@ -69,15 +69,13 @@ fn main() {
             .expect("acquire and release");
     });
 
-    let lease = Lease::acquire(&client, &space).expect("lease");
-    let keys = ["meta", "ends", "token", "holder"].map(|k| format!("{{bench:rust}}:{k}"));
+    // The heartbeat's call (EVALSHA, loaded by the first call), on a grant of its own
+    // that no heartbeat renews: each call makes its next token the lease's, as the
+    // heartbeat's does (PROTOCOL.md, "Tokens"), and the next call sends the other one.
     let mut con = server.connection();
-    let token: String = redis::cmd("HGET")
-        .arg(&keys[2])
-        .arg(lease.node())
-        .query(&mut con)
-        .expect("token");
-    // The heartbeat's call (EVALSHA, loaded by the first call) on the live lease.
+    let grant = <redis::Client as Store>::acquire(&mut con, &space, "bench-a").expect("grant");
+    let keys = ["meta", "ends", "token", "holder"].map(|k| format!("{{bench:rust}}:{k}"));
+    let (mut token, mut next) = ("bench-a", "bench-b");
     let script = redis::Script::new(include_str!("../lua/renew.lua"));
     let renew = per_call(|| {
         let reply: Vec<u64> = script
@@ -86,14 +84,17 @@ fn main() {
             .key(&keys[2])
             .key(&keys[3])
             .arg("bench:rust")
-            .arg(lease.node())
-            .arg(&token)
+            .arg(grant.node)
+            .arg(token)
             .arg(ttl_ms)
+            .arg(next)
             .invoke(&mut con)
             .expect("renewal");
         black_box(reply);
+        (token, next) = (next, token);
     });
 
+    let lease = Lease::acquire(&client, &space).expect("lease");
     let unbound = AtomicGenerator::new(
         MonotonicClock::new(),
         Layout::TWITTER,

@@ -47,10 +47,13 @@ fn main() {
         .expect("store connection");
     let grant = <snowdrift_lease::Postgres as Store>::acquire(&mut con, &space, "bench-token")
         .expect("grant");
-    let ticket = Ticket {
+    // Each renewal makes its next token the lease's, as the heartbeat's does
+    // (PROTOCOL.md, "Tokens"); the next one sends the other token.
+    let mut ticket = Ticket {
         space: "bench:pg".into(),
         node: grant.node,
         token: "bench-token".into(),
+        next: Some("bench-next".into()),
     };
     let connect = per_call(|| {
         black_box(store.connect(Duration::from_secs(5)).expect("connect"));
@@ -65,6 +68,7 @@ fn main() {
             space: "bench:pg".into(),
             node: g.node,
             token,
+            next: None,
         };
         <snowdrift_lease::Postgres as Store>::release(&mut con, &t, g.not_before).expect("release");
     });
@@ -73,6 +77,9 @@ fn main() {
             <snowdrift_lease::Postgres as Store>::renew(&mut con, &ticket, ttl_ms)
                 .expect("renewal"),
         );
+        if let Some(next) = ticket.next.as_mut() {
+            std::mem::swap(&mut ticket.token, next);
+        }
     });
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -103,17 +110,21 @@ fn main() {
     let ttl = i64::try_from(ttl_ms).expect("ttl");
     let renew_sql = include_str!("../postgres/renew.sql");
     let renew = per_call(|| {
-        let params: [(&(dyn ToSql + Sync), Type); 4] = [
+        let params: [(&(dyn ToSql + Sync), Type); 5] = [
             (&"bench:pg", Type::TEXT),
             (&node, Type::INT8),
-            (&"bench-token", Type::TEXT),
+            (&ticket.token, Type::TEXT),
             (&ttl, Type::INT8),
+            (&ticket.next, Type::TEXT),
         ];
         black_box(
             runtime
                 .block_on(client.query_typed(renew_sql, &params))
                 .expect("renew.sql"),
         );
+        if let Some(next) = ticket.next.as_mut() {
+            std::mem::swap(&mut ticket.token, next);
+        }
     });
     // The floor of a write: a one-row UPDATE in its own transaction, one round trip.
     runtime

@@ -57,7 +57,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
             match pending.next(space, Instant::now()) {
                 Ok(Wait::Sleep(nap)) => tokio::time::sleep(nap).await,
                 Ok(Wait::Renew { sent, budget }) => {
-                    let renew = K::renew_async(&mut con, &pending.ticket, space.ttl_ms);
+                    let renew = K::renew_async(&mut con, pending.renewal(), space.ttl_ms);
                     let reply = bounded::<K, _>(budget, renew).await;
                     if pending.renewed(reply, sent)?
                         && let Ok(fresh) = bounded::<K, _>(budget, store.connect_async()).await
@@ -144,7 +144,8 @@ async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
                         Some(c) => c,
                         None => con.insert(bounded::<K, _>(budget, store.connect_async()).await?),
                     };
-                    let renew = K::renew_async(c, &shared.ticket, shared.ttl_ms);
+                    let ticket = shared.renewal();
+                    let renew = K::renew_async(c, &ticket, shared.ttl_ms);
                     bounded::<K, _>(budget, renew).await
                 };
                 let result = renewed.await;
@@ -162,7 +163,8 @@ async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
                 Some(c) => c,
                 None => bounded::<K, _>(limit, store.connect_async()).await?,
             };
-            let release = K::release_async(&mut con, &shared.ticket, issued);
+            let ticket = shared.ticket();
+            let release = K::release_async(&mut con, &ticket, issued);
             bounded::<K, _>(limit, release).await.map(drop)
         })
     });

@@ -26,8 +26,9 @@ pub enum Error {
         /// The message from Redis, without its code word.
         message: String,
     },
-    /// Redis no longer records the node id as this lease's (it was taken over after the
-    /// lease ended, or Redis lost its data). The generator is stopped.
+    /// The store no longer records the node id as this lease's (it was taken over after
+    /// the lease ended, a copy of this holder renewed it first, or the store lost its
+    /// data). The generator is stopped.
     Lost {
         /// The message from Redis, without its code word.
         message: String,

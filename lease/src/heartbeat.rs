@@ -64,7 +64,7 @@ pub(crate) fn heartbeat<K: Store, C: Clock + Send + Sync + 'static>(
             }
             None => connector.connect(timeout)?,
         };
-        K::release(&mut con, &shared.ticket, issued).map(drop)
+        K::release(&mut con, &shared.ticket(), issued).map(drop)
     })
 }
 
@@ -81,5 +81,5 @@ fn renew_once<K: Store, C: Clock>(
         }
         None => con.insert(connector.connect(budget)?),
     };
-    K::renew(con, &shared.ticket, shared.ttl_ms)
+    K::renew(con, &shared.renewal(), shared.ttl_ms)
 }

@@ -69,7 +69,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                 Ok(Wait::Sleep(nap)) => std::thread::sleep(nap),
                 Ok(Wait::Renew { sent, budget }) => {
                     let reply = K::set_timeout(&mut con, budget)
-                        .and_then(|()| K::renew(&mut con, &pending.ticket, space.ttl_ms));
+                        .and_then(|()| K::renew(&mut con, pending.renewal(), space.ttl_ms));
                     if pending.renewed(reply, sent)?
                         && let Ok(fresh) = store.connect(budget)
                     {
@@ -104,7 +104,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                 heart: Some(Heart::Thread(handle)),
             }),
             Err(e) => {
-                let _ = K::release(&mut store.connect(timeout)?, &shared.ticket, give_up);
+                let _ = K::release(&mut store.connect(timeout)?, &shared.ticket(), give_up);
                 Err(Error::Redis(redis::RedisError::from(e)))
             }
         }

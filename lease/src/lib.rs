@@ -40,6 +40,9 @@
 //! 3. If no renewal succeeds for `ttl - skew` ms, the lease *lapses*; if Redis says the
 //!    id is someone else's now (or it lost its data), the lease is *lost*. Either way the
 //!    generator stops at once ([`PastFence`](snowdrift::ErrorKind::PastFence)); take a new lease.
+//!    Each renewal also replaces the lease's token with one the holder draws ([`Ticket`]):
+//!    of two copies of one holder (a VM snapshot resumed beside the original), the one
+//!    that renews second is lost (until then both issue IDs: run one copy at a time).
 //! 4. [`Lease::release`] (or dropping the lease) hands the id back.
 //!
 //! # Features

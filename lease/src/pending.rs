@@ -37,6 +37,7 @@ impl Pending {
                 space: space.name.clone(),
                 node: grant.node,
                 token,
+                next: None,
             },
             grant,
             started: sent,
@@ -102,10 +103,21 @@ impl Pending {
         }
     }
 
-    /// Notes the result of a renewal sent at `sent` while waiting to become usable:
-    /// `Ok(true)` when the connection failed (reconnect and go on), an error when the
-    /// id was lost.
+    /// The ticket of the next renewal: the pending next token, or a new one (PROTOCOL.md,
+    /// "Tokens").
+    pub fn renewal(&mut self) -> &Ticket {
+        self.ticket.renewal()
+    }
+
+    /// Notes the result of a renewal sent at `sent` with the ticket of
+    /// [`renewal`](Self::renewal) while waiting to become usable: `Ok(true)` when the
+    /// connection failed (reconnect and go on, sending the same pair again), an error
+    /// when the id was lost. One renewal is outstanding at a time (each is awaited, up to
+    /// its budget), so every reply is to the pair the ticket holds.
     pub fn renewed(&mut self, reply: Result<u64, Error>, sent: Instant) -> Result<bool, Error> {
+        if reply.is_ok() {
+            self.ticket.renewed();
+        }
         match reply {
             // A reply that comes after the lapse was due does not count.
             Ok(_) if self.beat.lapsed(Instant::now()) => Ok(false),

@@ -260,11 +260,13 @@ async fn renew(
     ttl_ms: u64,
 ) -> Result<u64, Error> {
     let (node, ttl) = (int(ticket.node)?, int(ttl_ms)?);
-    let params: [(&(dyn ToSql + Sync), Type); 4] = [
+    let next = ticket.next.as_deref().unwrap_or_default();
+    let params: [(&(dyn ToSql + Sync), Type); 5] = [
         (&ticket.space, Type::TEXT),
         (&node, Type::INT8),
         (&ticket.token, Type::TEXT),
         (&ttl, Type::INT8),
+        (&next, Type::TEXT),
     ];
     match call(client, RENEW, &params, "renew.sql").await?[..] {
         [until, _now] => Ok(until),
@@ -280,11 +282,13 @@ async fn release(
     issued_ms: u64,
 ) -> Result<bool, Error> {
     let (node, issued) = (int(ticket.node)?, int(issued_ms)?);
-    let params: [(&(dyn ToSql + Sync), Type); 4] = [
+    let next = ticket.next.as_deref().unwrap_or_default();
+    let params: [(&(dyn ToSql + Sync), Type); 5] = [
         (&ticket.space, Type::TEXT),
         (&node, Type::INT8),
         (&ticket.token, Type::TEXT),
         (&issued, Type::INT8),
+        (&next, Type::TEXT),
     ];
     let rows = match client.query_typed(RELEASE, &params).await {
         Ok(rows) => rows,

@@ -46,13 +46,14 @@ impl Call {
         }
     }
 
-    /// `renew.lua` for the lease `ticket`.
+    /// `renew.lua` for the lease `ticket` (its next token, `''` for none, last).
     pub fn renew(ticket: &Ticket, ttl: u64) -> Call {
         let args = vec![
             ticket.space.clone(),
             ticket.node.to_string(),
             ticket.token.clone(),
             ttl.to_string(),
+            ticket.next.clone().unwrap_or_default(),
         ];
         Call {
             script: &RENEW,
@@ -62,13 +63,15 @@ impl Call {
         }
     }
 
-    /// `release.lua` for the lease `ticket`, which issued up to `issued`.
+    /// `release.lua` for the lease `ticket` (either of its tokens), which issued up to
+    /// `issued`.
     pub fn release(ticket: &Ticket, issued: u64) -> Call {
         let args = vec![
             ticket.space.clone(),
             ticket.node.to_string(),
             ticket.token.clone(),
             issued.to_string(),
+            ticket.next.clone().unwrap_or_default(),
         ];
         Call {
             script: &RELEASE,

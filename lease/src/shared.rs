@@ -20,7 +20,9 @@ struct Status {
 pub(crate) struct Shared<C> {
     pub(crate) generator: AtomicGenerator<C>,
     pub(crate) space: String,
-    pub(crate) ticket: Ticket,
+    /// The lease's token and the pending next one: renewals and the release read it,
+    /// only the heartbeat's replies change it.
+    ticket: Mutex<Ticket>,
     pub(crate) node: u64,
     pub(crate) not_before: u64,
     pub(crate) ttl_ms: u64,
@@ -43,7 +45,7 @@ impl<C: Clock> Shared<C> {
         Shared {
             generator,
             space: space.name.clone(),
-            ticket,
+            ticket: Mutex::new(ticket),
             node: grant.node,
             not_before: grant.not_before,
             ttl_ms: space.ttl_ms,
@@ -60,6 +62,21 @@ impl<C: Clock> Shared<C> {
 
     fn status(&self) -> MutexGuard<'_, Status> {
         self.status.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn held(&self) -> MutexGuard<'_, Ticket> {
+        self.ticket.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The lease's ticket as it is (for the release: with the pending next token, which
+    /// the store may hold in place of the token).
+    pub(crate) fn ticket(&self) -> Ticket {
+        self.held().clone()
+    }
+
+    /// The ticket of the next renewal: the pending next token, or a new one.
+    pub(crate) fn renewal(&self) -> Ticket {
+        self.held().renewal().clone()
     }
 
     pub(crate) fn state(&self) -> State {
@@ -81,14 +98,27 @@ impl<C: Clock> Shared<C> {
         drop(status);
     }
 
-    /// Applies the result of the renewal sent at `sent`: moves the fence, or ends a lost
-    /// lease. Returns whether the connection failed (the next beat reconnects).
+    /// Applies the result of the renewal sent at `sent` with the ticket of
+    /// [`renewal`](Self::renewal): moves the fence and the token, or ends a lost lease.
+    /// Returns whether the connection failed (the next beat reconnects).
+    ///
+    /// A heartbeat has one renewal outstanding at a time: it reads the reply of each (or
+    /// gives it up with its connection, whose replies it never reads) before it sends the
+    /// next, and only a reply changes the ticket. So every reply it applies, `LOST`
+    /// included, is to a renewal sent with the token the lease holds now.
     pub(crate) fn after_renewal(
         &self,
         beat: &mut Beat,
         sent: Instant,
         result: Result<u64, Error>,
     ) -> bool {
+        if result.is_ok() {
+            // The store took the pair: its next token is the lease's now, even when the
+            // reply comes too late to count (the release then sends it alone).
+            self.held().renewed();
+        }
+        // Any other failure keeps the pending next token (the renewal may or may not have
+        // reached the store): the next beat sends the same pair.
         match result {
             // A reply that comes after the lapse was due does not count: the lease lapsed.
             Ok(_) if beat.lapsed(Instant::now()) => {

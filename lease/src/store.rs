@@ -4,7 +4,7 @@
 
 use crate::connector::Connector;
 use crate::error::Error;
-use crate::protocol::{Call, listing, renewed_until};
+use crate::protocol::{Call, listing, new_token, renewed_until};
 use crate::space::Space;
 use std::time::Duration;
 
@@ -21,15 +21,58 @@ pub struct Grant {
     pub now: u64,
 }
 
-/// What names a held lease in its store: the space, the node id and the lease's token.
+/// What names a held lease in its store: the space, the node id, the lease's token and,
+/// while a renewal is outstanding, the token that renewal puts in its place.
+///
+/// A lease's token changes at every renewal (PROTOCOL.md, "Tokens"), so that of two
+/// copies of one holder the one that renews second is told the lease is lost. A holder
+/// draws `next` at random for a renewal and sends the same pair again until one of them
+/// succeeds; from that reply on, `next` is its `token` and `next` is `None`. A release
+/// sends the pair as it is: the store releases a lease whose token is either.
+///
+/// ```
+/// use snowdrift_lease::Ticket;
+/// let ticket = Ticket {
+///     space: "ids:orders".into(),
+///     node: 3,
+///     token: "3f2a9c".into(),
+///     next: Some("b71e04".into()), // a renewal sent with it got no reply yet
+/// };
+/// assert_eq!(ticket.next.as_deref(), Some("b71e04"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ticket {
     /// The space's name.
     pub space: String,
     /// The node id.
     pub node: u64,
-    /// The token of the lease (random, one per acquire).
+    /// The lease's token (random: made at the acquire, replaced at every renewal).
     pub token: String,
+    /// The token a renewal makes the lease's (renew), or that a renewal whose reply never
+    /// came may have made it (release: the store matches `token` or this one). `None`:
+    /// no renewal is outstanding, and a renewal leaves the token as it is. Sent as the
+    /// scripts' and functions' `next` argument, `''` for `None`.
+    pub next: Option<String>,
+}
+
+impl Ticket {
+    /// The ticket of a renewal (PROTOCOL.md, "Tokens"): with the pending next token, or
+    /// with one drawn now (and kept as pending) when no renewal is outstanding.
+    pub(crate) fn renewal(&mut self) -> &Ticket {
+        if self.next.is_none() {
+            self.next = Some(new_token());
+        }
+        self
+    }
+
+    /// The renewal sent with this ticket's pair succeeded: its next token is the lease's
+    /// from now on. (A holder of this crate has one renewal of a lease outstanding at a
+    /// time, so the reply it reads is always that of the pair it holds.)
+    pub(crate) fn renewed(&mut self) {
+        if let Some(next) = self.next.take() {
+            self.token = next;
+        }
+    }
 }
 
 /// A space as its store lists it (PROTOCOL.md: `list`), for operators.
@@ -70,6 +113,12 @@ pub struct Listed {
 /// Errors follow the protocol: [`Error::AllLeased`], [`Error::Config`] and
 /// [`Error::Lost`] for its code words, anything else for a store that failed or could
 /// not be reached (the heartbeat retries those).
+///
+/// Tokens follow the protocol too ([`Ticket`]): [`renew`](Store::renew) makes
+/// `ticket.next` the lease's token, and renew and [`release`](Store::release) find a
+/// lease whose token is `ticket.token` or `ticket.next`. A holder uses the next token
+/// from a renewal's reply on, so a store that ignored it would lose its leases at their
+/// second renewal.
 pub trait Store: Clone + Send + 'static {
     /// A connection.
     type Connection: Send + 'static;
@@ -89,11 +138,14 @@ pub trait Store: Clone + Send + 'static {
     ) -> Result<Grant, Error>;
 
     /// Renews the lease for `ttl_ms`; returns its new end (never earlier than before).
+    /// The store finds the lease by `ticket.token` or `ticket.next` (the same renewal
+    /// sent again), else fails with [`Error::Lost`]; it makes `ticket.next`, when given,
+    /// the lease's token.
     fn renew(connection: &mut Self::Connection, ticket: &Ticket, ttl_ms: u64)
     -> Result<u64, Error>;
 
     /// Releases the lease, its id's fence coming down to `issued_ms + 1`; whether the
-    /// id was still this lease's.
+    /// id was still this lease's (its token `ticket.token` or `ticket.next`).
     fn release(
         connection: &mut Self::Connection,
         ticket: &Ticket,

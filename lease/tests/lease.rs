@@ -65,7 +65,7 @@ fn after_data_loss_the_old_holder_is_lost_and_the_new_one_starts_beyond_its_fenc
     let message = old.check().unwrap_err().to_string();
     assert_eq!(
         message,
-        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, or Redis lost or may have lost its records: a restart, a failover, an eviction)"
+        "node id 0 of 'test:loss' is no longer held by this lease (taken over after it ended, renewed by a copy of this holder, or Redis lost or may have lost its records: a restart, a failover, an eviction)"
     );
     let new = Lease::acquire(&server.client(), &space).expect("acquire after the loss");
     assert_eq!(new.node(), 0);
@@ -114,6 +114,28 @@ fn a_release_after_the_fences_were_evicted_writes_nothing_and_the_next_holder_re
         "{repeated} of the old holder's IDs issued again"
     );
     new.release().expect("release");
+}
+
+#[test]
+fn a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on() {
+    scenarios::a_copy_renewing_after_the_holder_is_lost(&Server::start().client());
+}
+
+#[test]
+fn a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops() {
+    scenarios::a_holder_whose_copy_renewed_first_is_lost(&Server::start().client());
+}
+
+#[test]
+fn a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases() {
+    scenarios::a_renewal_sent_twice_renews_twice_and_its_pair_releases(&Server::start().client());
+}
+
+#[test]
+fn a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it() {
+    scenarios::a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it(
+        &Server::start().client(),
+    );
 }
 
 #[test]

@@ -6,10 +6,11 @@ mod common;
 #[path = "common/postgres.rs"]
 mod pg;
 
+use common::gated::{Gated, REPLIES_LOST};
 use common::layout;
 use common::scenarios::{self, acquire_within, take};
 use pg::Pg;
-use snowdrift_lease::{Error, Lease, Listing, Postgres, Space, State, Store};
+use snowdrift_lease::{Error, Lease, Postgres, Space, State, Store};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -61,6 +62,26 @@ fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
     assert!(matches!(err, Error::Io(_)), "{err}");
     assert!(start.elapsed() < Duration::from_secs(30));
     Pg::resume(&paused);
+}
+
+#[test]
+fn a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on() {
+    scenarios::a_copy_renewing_after_the_holder_is_lost(&server().1);
+}
+
+#[test]
+fn a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops() {
+    scenarios::a_holder_whose_copy_renewed_first_is_lost(&server().1);
+}
+
+#[test]
+fn a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases() {
+    scenarios::a_renewal_sent_twice_renews_twice_and_its_pair_releases(&server().1);
+}
+
+#[test]
+fn a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it() {
+    scenarios::a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it(&server().1);
 }
 
 #[test]
@@ -245,74 +266,6 @@ fn a_holder_paused_past_its_ttl_issues_no_id_of_the_next_holder() {
     handed_on(&theirs, &ours);
 }
 
-/// A store whose renewals fail while its gate is shut (as if the holder's network were
-/// down), so a test decides whether the old holder or the next one reaches a restored
-/// server first; or whose renewals reach the database and their replies are lost.
-#[derive(Clone)]
-struct Gated(Postgres, Gate);
-
-impl Gated {
-    fn shut(&self, shut: bool) {
-        self.set(if shut { SHUT } else { OPEN });
-    }
-
-    fn set(&self, mode: u8) {
-        self.1.store(mode, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-type Gate = std::sync::Arc<std::sync::atomic::AtomicU8>;
-const OPEN: u8 = 0;
-const SHUT: u8 = 1;
-const REPLIES_LOST: u8 = 2;
-
-impl snowdrift_lease::Store for Gated {
-    type Connection = (snowdrift_lease::PostgresConnection, Gate);
-
-    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
-        Ok((self.0.connect(timeout)?, self.1.clone()))
-    }
-
-    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
-        Postgres::set_timeout(&mut connection.0, timeout)
-    }
-
-    fn acquire<C>(
-        connection: &mut Self::Connection,
-        space: &Space<C>,
-        token: &str,
-    ) -> Result<snowdrift_lease::Grant, Error> {
-        Postgres::acquire(&mut connection.0, space, token)
-    }
-
-    fn renew(
-        connection: &mut Self::Connection,
-        ticket: &snowdrift_lease::Ticket,
-        ttl_ms: u64,
-    ) -> Result<u64, Error> {
-        match connection.1.load(std::sync::atomic::Ordering::SeqCst) {
-            SHUT => Err(Error::Io(std::io::ErrorKind::NotConnected.into())),
-            REPLIES_LOST => {
-                Postgres::renew(&mut connection.0, ticket, ttl_ms)?;
-                Err(Error::Io(std::io::ErrorKind::TimedOut.into()))
-            }
-            _ => Postgres::renew(&mut connection.0, ticket, ttl_ms),
-        }
-    }
-
-    fn release(
-        connection: &mut Self::Connection,
-        ticket: &snowdrift_lease::Ticket,
-        issued_ms: u64,
-    ) -> Result<bool, Error> {
-        Postgres::release(&mut connection.0, ticket, issued_ms)
-    }
-
-    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
-        Postgres::list(&mut connection.0, space)
-    }
-}
-
 #[test]
 fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
     let (mut pg, store) = server();
@@ -326,7 +279,7 @@ fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
     // The old holder renews through a gate: shut across the restore, so the next holder
     // reaches the restored server first (else the old one might renew there first, its
     // token being in the restored row, and keep its id: safe, but not this test).
-    let gated = Gated(store.clone(), Gate::default());
+    let gated = Gated::new(store.clone());
     let old = std::sync::Arc::new(Lease::acquire(&gated, &space).expect("acquire"));
     sleep(Duration::from_millis(ttl + skew)); // past the new space's guard
     let backup = pg.base_backup("backup");
@@ -395,7 +348,7 @@ fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
     sleep(Duration::from_millis(ttl + skew));
     // The holder takes the released id over, renews through a gate (shut at the crash, so
     // it issues on until it lapses), and issues.
-    let gated = Gated(store.clone(), Gate::default());
+    let gated = Gated::new(store.clone());
     let old = std::sync::Arc::new(Lease::acquire(&gated, &one).expect("takeover"));
     let issuing = {
         let old = std::sync::Arc::clone(&old);
@@ -530,7 +483,7 @@ fn renewal_replies_lost_the_holder_lapses_and_the_next_holder_waits_for_the_reco
         .ttl_ms(1_000)
         .skew_ms(100)
         .renew_every_ms(200);
-    let gated = Gated(store.clone(), Gate::default());
+    let gated = Gated::new(store.clone());
     let old = std::sync::Arc::new(Lease::acquire(&gated, &space).expect("acquire"));
     sleep(Duration::from_millis(1_200)); // past the new space's guard
     // Renewals reach the database and move the fence there; the holder hears of none.
@@ -583,6 +536,7 @@ fn replayed_calls_grant_nothing_twice_a_repeated_renewal_or_release_changes_noth
         space: "test:replayed".into(),
         node,
         token: "token-a".into(),
+        next: None,
     };
     // A renewal sent twice moves the fence once; a release sent twice releases once.
     let until = Postgres::renew(&mut con, &ticket(again.node), 1_000).expect("renew");
@@ -671,6 +625,13 @@ fn invalid_options_are_refused_before_the_database_is_touched() {
     let bad = Space::new("test:bad", layout(2)).ttl_ms(50);
     let err = Lease::acquire(&nowhere, &bad).unwrap_err();
     assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=86400000");
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acquire_async_renews_on_past_a_copy_and_is_lost_to_a_copy_that_renewed_first() {
+    let (_pg, store) = tokio::task::spawn_blocking(server).await.expect("server");
+    scenarios::copies_of_the_async_holder(&store).await;
 }
 
 #[cfg(feature = "tokio")]

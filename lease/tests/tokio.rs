@@ -89,3 +89,9 @@ async fn the_heartbeat_task_lapses_when_redis_is_gone() {
         Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_task_renews_on_past_a_copy_and_is_lost_to_a_copy_that_renewed_first() {
+    let server = Server::start();
+    common::scenarios::copies_of_the_async_holder(&server.client()).await;
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use snowdrift::Layout;
 
+pub mod gated;
 pub mod scenarios;
 
 /// How long a server gets to answer PING, and a cluster to report `cluster_state:ok`.

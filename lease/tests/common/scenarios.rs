@@ -1,9 +1,10 @@
 //! Lease scenarios every store must pass: the Redis tests (`lease.rs`) and the
 //! PostgreSQL tests (`postgres.rs`) run the same bodies against their own servers.
 
+use super::gated::{Gated, Outcome, REPLIES_LOST};
 use super::layout;
 use snowdrift::Layout;
-use snowdrift_lease::{Error, Lease, Space, State, Store};
+use snowdrift_lease::{Error, Lease, Space, State, Store, Ticket};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -276,4 +277,247 @@ pub fn list<K: Store>(client: &K) {
     let none = client.listing("test:none").expect("list");
     assert_eq!((none.capacity, none.next), (None, None));
     assert!(none.ids.is_empty());
+}
+
+/// The ticket of a copy of `lease`'s holder taken at its acquire (a VM snapshot resumed
+/// beside it): the acquire's token, and a next token of the copy's own.
+fn copy_of(gated: &Gated<impl Store>, lease: &Lease) -> Ticket {
+    Ticket {
+        space: lease.space().into(),
+        node: lease.node(),
+        token: gated.acquired()[0].clone(),
+        next: Some("the copy's next".into()),
+    }
+}
+
+/// `lease` stopped, lost to `copy`, which renewed first: its generator refuses, and every
+/// renewal it sent through `gated` carried one pair, the acquire's token and the next
+/// token drawn for its first try, the last one answered `LOST`.
+fn lost_to_the_copy(gated: &Gated<impl Store>, copy: &Ticket, lease: &Lease) {
+    assert_eq!(lease.state(), State::Lost, "{:?}", lease.check());
+    assert!(matches!(
+        lease.generator().next(),
+        Err(e) if e.kind() == snowdrift::ErrorKind::PastFence
+    ));
+    let err = lease.check().unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let sent = gated.renewals();
+    assert_eq!(
+        sent.last().map(|(_, o)| *o),
+        Some(Outcome::Lost),
+        "{sent:?}"
+    );
+    assert!(sent[0].0.next.is_some(), "{sent:?}");
+    assert_ne!(sent[0].0.next, copy.next);
+    for (ticket, _) in &sent {
+        assert_eq!(
+            (&ticket.token, &ticket.next),
+            (&copy.token, &sent[0].0.next)
+        );
+    }
+}
+
+/// A copy of a holder that renews after the holder renewed is told the lease is lost (its
+/// token was replaced), and its release writes nothing; the holder goes on renewing and
+/// releases its id.
+pub fn a_copy_renewing_after_the_holder_is_lost<K: Store>(store: &K) {
+    let gated = Gated::new(store.clone());
+    let space = Space::new("test:copied-late", layout(1))
+        .ttl_ms(1_000)
+        .skew_ms(100)
+        .renew_every_ms(100);
+    let lease = Lease::acquire(&gated, &space).expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    gated.wait_for(1, Outcome::Renewed);
+    let mut con = store.connect(Duration::from_secs(5)).expect("connect");
+    let err = K::renew(&mut con, &copy, 1_000).unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    assert!(
+        err.to_string().contains("renewed by a copy of this holder"),
+        "{err}"
+    );
+    let issued = lease.not_before_ms() + 1;
+    assert!(!K::release(&mut con, &copy, issued).expect("the copy's release"));
+    // The holder renews on, with the tokens it drew.
+    let renewed = gated.count(Outcome::Renewed);
+    let until = lease.until_ms();
+    gated.wait_for(renewed + 3, Outcome::Renewed);
+    assert!(lease.is_live(), "{:?}", lease.check());
+    assert!(lease.until_ms() > until);
+    assert!(!take(&lease, 100).is_empty());
+    assert_eq!(gated.count(Outcome::Lost), 0, "{:?}", gated.renewals());
+    let node = lease.node();
+    lease.release().expect("release");
+    let listed = store.listing("test:copied-late").expect("listing");
+    let id = listed.ids.iter().find(|l| l.node == node).expect("listed");
+    assert_eq!(id.holder, None, "released with the holder's token");
+}
+
+/// A copy of a holder that renews first keeps the lease: the holder, which drew one next
+/// token for a renewal that could not reach the store and sent that same pair at every
+/// beat since, is told the lease is lost at its next renewal, and its generator stops.
+pub fn a_holder_whose_copy_renewed_first_is_lost<K: Store>(store: &K) {
+    let (ttl, skew) = (2_000, 100);
+    let space = Space::new("test:copied-first", layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(100);
+    // Past the new space's guard, a lease is usable at its grant, without a renewal.
+    Lease::acquire(store, &space)
+        .and_then(Lease::release)
+        .expect("first lease");
+    sleep(Duration::from_millis(ttl + skew + 100));
+    let gated = Gated::new(store.clone());
+    gated.shut(true);
+    let lease = Lease::acquire(&gated, &space).expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    gated.wait_for(2, Outcome::Shut);
+    let mut con = store.connect(Duration::from_secs(5)).expect("connect");
+    K::renew(&mut con, &copy, ttl).expect("the copy renews first");
+    gated.shut(false);
+    let start = Instant::now();
+    while lease.is_live() && start.elapsed() < Duration::from_secs(5) {
+        sleep(Duration::from_millis(5));
+    }
+    lost_to_the_copy(&gated, &copy, &lease);
+    // The holder's release writes nothing; the copy renews on with its token, and releases.
+    lease
+        .release()
+        .expect("releasing a lost lease is not an error");
+    let the_copy = Ticket {
+        token: "the copy's next".into(),
+        next: Some("the copy's next but one".into()),
+        ..copy
+    };
+    K::renew(&mut con, &the_copy, ttl).expect("the copy renews again");
+    let the_copy = Ticket {
+        token: "the copy's next but one".into(),
+        next: None,
+        ..the_copy
+    };
+    let listed = store.listing("test:copied-first").expect("listing");
+    assert!(listed.ids[0].holder.is_some(), "{listed:?}");
+    assert!(K::release(&mut con, &the_copy, listed.now).expect("the copy's release"));
+}
+
+/// A renewal sent twice with one pair (its reply lost, then sent again) renews twice: the
+/// second finds the next token in place. The old token alone is not the lease's any
+/// more; a release with the pair releases it, once.
+pub fn a_renewal_sent_twice_renews_twice_and_its_pair_releases<K: Store>(store: &K) {
+    let space = Space::new("test:twice", layout(0))
+        .ttl_ms(1_000)
+        .skew_ms(100);
+    let mut con = store.connect(Duration::from_secs(5)).expect("connect");
+    let grant = K::acquire(&mut con, &space, "token-a").expect("acquire");
+    let pair = Ticket {
+        space: "test:twice".into(),
+        node: grant.node,
+        token: "token-a".into(),
+        next: Some("token-b".into()),
+    };
+    let until = K::renew(&mut con, &pair, 1_000).expect("renew");
+    let again = K::renew(&mut con, &pair, 1_000).expect("the same renewal again");
+    assert!(again >= until);
+    let other = Ticket {
+        next: Some("token-c".into()),
+        ..pair.clone()
+    };
+    let err = K::renew(&mut con, &other, 1_000).unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let alone = Ticket {
+        next: None,
+        ..pair.clone()
+    };
+    let issued = grant.not_before + 1;
+    assert!(!K::release(&mut con, &alone, issued).expect("release"));
+    assert!(K::release(&mut con, &pair, issued).expect("release"));
+    assert!(!K::release(&mut con, &pair, issued).expect("release again"));
+    let listed = store.listing("test:twice").expect("listing");
+    assert_eq!(listed.ids[0].holder, None, "{listed:?}");
+}
+
+/// A holder whose renewals reach the store and whose replies are lost sends one pair
+/// again and again (the store renews each), and its release, sent with that pair,
+/// releases the id.
+pub fn a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it<K: Store>(store: &K) {
+    let gated = Gated::new(store.clone());
+    let space = Space::new("test:unanswered", layout(0))
+        .ttl_ms(2_000)
+        .skew_ms(100)
+        .renew_every_ms(100);
+    let lease = Lease::acquire(&gated, &space).expect("acquire");
+    gated.set(REPLIES_LOST);
+    gated.wait_for(2, Outcome::ReplyLost);
+    let unanswered: Vec<Ticket> = gated
+        .renewals()
+        .into_iter()
+        .filter(|(_, o)| *o == Outcome::ReplyLost)
+        .map(|(t, _)| t)
+        .collect();
+    assert!(unanswered[0].next.is_some(), "{unanswered:?}");
+    assert!(
+        unanswered.iter().all(|t| *t == unanswered[0]),
+        "{unanswered:?}"
+    );
+    assert!(lease.is_live(), "{:?}", lease.check());
+    lease.release().expect("release");
+    let listed = store.listing("test:unanswered").expect("listing");
+    assert_eq!(listed.ids[0].holder, None, "released: {listed:?}");
+}
+
+/// [`Gated::wait_for`] off the runtime's threads.
+#[cfg(feature = "tokio")]
+async fn wait_for<K: Clone + Send + Sync + 'static>(gated: &Gated<K>, n: usize, outcome: Outcome) {
+    let gated = gated.clone();
+    tokio::task::spawn_blocking(move || gated.wait_for(n, outcome))
+        .await
+        .expect("waited");
+}
+
+/// The tokio holder against copies of itself (as the blocking one above): a copy that
+/// renews after it is lost and the holder renews on; then, on a lease whose gate is shut,
+/// a copy that renews first makes the holder's next renewal lost.
+#[cfg(feature = "tokio")]
+pub async fn copies_of_the_async_holder<K: Store + snowdrift_lease::AsyncStore>(store: &K) {
+    let ttl = 2_000;
+    let space = Space::new("test:copied-async", layout(1))
+        .ttl_ms(ttl)
+        .skew_ms(100)
+        .renew_every_ms(100);
+    let mut con = store.connect_async().await.expect("connect");
+    let gated = Gated::new(store.clone());
+    let created = Instant::now();
+    let lease = Lease::acquire_async(&gated, &space).await.expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    wait_for(&gated, 1, Outcome::Renewed).await;
+    let err = K::renew_async(&mut con, &copy, ttl).await.unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let renewed = gated.count(Outcome::Renewed);
+    wait_for(&gated, renewed + 3, Outcome::Renewed).await;
+    assert!(lease.is_live(), "{:?}", lease.check());
+    assert_eq!(gated.count(Outcome::Lost), 0, "{:?}", gated.renewals());
+    lease.release_async().await.expect("release");
+
+    // Past the new space's guard (ttl + skew), a lease is usable at its grant.
+    let guard = Duration::from_millis(ttl + 100 + 100);
+    tokio::time::sleep(guard.saturating_sub(created.elapsed())).await;
+    let gated = Gated::new(store.clone());
+    gated.shut(true);
+    let lease = Lease::acquire_async(&gated, &space).await.expect("acquire");
+    let copy = copy_of(&gated, &lease);
+    wait_for(&gated, 2, Outcome::Shut).await;
+    K::renew_async(&mut con, &copy, ttl)
+        .await
+        .expect("the copy renews first");
+    gated.shut(false);
+    wait_for(&gated, 1, Outcome::Lost).await;
+    let start = Instant::now();
+    while lease.is_live() && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    lost_to_the_copy(&gated, &copy, &lease);
+    lease
+        .release_async()
+        .await
+        .expect("releasing a lost lease is not an error");
 }
