@@ -39,8 +39,7 @@ function build(module) {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   let u8 = new Uint8Array(w.memory.buffer);
-  // A view of the module's memory, made again once the memory grew (its buffer is replaced).
-  const bytes = () => (u8.buffer === w.memory.buffer ? u8 : (u8 = new Uint8Array(w.memory.buffer)));
+  const bytes = () => (u8.byteLength === 0 ? (u8 = new Uint8Array(w.memory.buffer)) : u8);
   const errLen = () => new DataView(w.memory.buffer).getUint32(io + ERR_LEN, true);
   const lastError = () => decoder.decode(bytes().slice(io + ERR, io + ERR + errLen()));
   const dataOut = (n) => decoder.decode(bytes().subarray(io + DATA, io + DATA + n));
