@@ -301,7 +301,7 @@ fn measure(binary: &Path, workspace: &Path, filters: &[String]) -> Result<String
 /// binaries (the benchmark's section names: real, fake, batch, ...).
 pub fn run(rev: &str, filters: &[String]) -> Result {
     let commit = resolve(rev)?;
-    let short = &commit[..commit.len().min(9)];
+    let short = &commit[..commit.len().min(7)];
     let label = if rev.starts_with(short) {
         short.to_string()
     } else {
