@@ -332,10 +332,10 @@ const coldRatio = (row, base) => median(coldMs[row].map((ms, k) => ms / coldMs[b
 console.log(`\ncold start: import to first ID, a fresh Node process each (median of ${COLD_ROUNDS} rounds)`);
 console.log(`  ${"".padEnd(44)}${"ms".padStart(8)}  ${"x sapphire".padStart(14)}`);
 for (const [i, name] of [
-  "@sapphire/snowflake: new Snowflake().generate()",
-  "snowdrift: new Snowdrift().next()",
-  "snowdrift/seal: new Sealer(key).seal(id)",
-  "floor: sapphire's + a 58-byte wasm module",
+  "@sapphire/snowflake: import, generate()",
+  "snowdrift: import, new Snowdrift, next()",
+  "snowdrift/seal: import, new Sealer, seal()",
+  "floor: sapphire's + a tiny wasm module",
 ].entries()) {
   console.log(
     `  ${name.padEnd(44)}${median(coldMs[i]).toFixed(2).padStart(8)}  ${coldRatio(i, 0).toFixed(2).padStart(14)}`,
