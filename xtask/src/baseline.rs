@@ -194,17 +194,7 @@ fn resolve(rev: &str) -> Result<String> {
 }
 
 fn git(args: &[&str]) -> Result {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot start git: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`git {}` failed ({status})", args.join(" ")))
-    }
+    crate::util::run("git", args)
 }
 
 /// A detached git worktree, removed when dropped.
