@@ -226,13 +226,10 @@ impl Drop for Worktree {
     }
 }
 
-/// Builds the compare benchmark of the workspace at `dir` into `target_dir` and returns the
-/// path of its binary.
-fn build(dir: &Path, target_dir: &Path) -> Result<PathBuf> {
-    let target = target_dir
-        .to_str()
-        .ok_or("the target directory's path is not UTF-8")?;
-    let args = [
+/// Builds the compare benchmark of the workspace at `dir` (into `target_dir` if given, else
+/// where cargo builds by default) and returns the path of its binary.
+fn build(dir: &Path, target_dir: Option<&Path>) -> Result<PathBuf> {
+    let mut args = vec![
         "bench",
         "-p",
         "snowdrift-bench",
@@ -240,9 +237,15 @@ fn build(dir: &Path, target_dir: &Path) -> Result<PathBuf> {
         "compare",
         "--no-run",
         "--message-format=json-render-diagnostics",
-        "--target-dir",
-        target,
     ];
+    if let Some(target) = target_dir {
+        args.push("--target-dir");
+        args.push(
+            target
+                .to_str()
+                .ok_or("the target directory's path is not UTF-8")?,
+        );
+    }
     eprintln!("$ cargo {} (in {})", args.join(" "), dir.display());
     let out = Command::new(cargo_bin())
         .args(args)
@@ -299,8 +302,8 @@ pub fn run(rev: &str, filters: &[String]) -> Result {
     };
     let base = root().join("target").join("baseline");
     let worktree = Worktree::add(&base.join("src"), &commit)?;
-    let old_bin = build(&worktree.0, &base.join("target"))?;
-    let new_bin = build(&root(), &root().join("target"))?;
+    let old_bin = build(&worktree.0, Some(&base.join("target")))?;
+    let new_bin = build(&root(), None)?;
     let (mut old_runs, mut new_runs) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         eprintln!("round {round} of {ROUNDS}: baseline {label}");
