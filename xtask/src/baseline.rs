@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use crate::util::{Result, cargo_bin, root};
 
 /// Runs of each binary, taken alternately; each row's figure is the median of its runs.
-const ROUNDS: usize = 2;
+const ROUNDS: usize = 3;
 
 /// One figure of the benchmark's table: snowdrift's cell of a row ("5.93 ns",
 /// "4.096 M/s (100.0%)"), as a number and its unit.
