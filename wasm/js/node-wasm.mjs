@@ -1,12 +1,13 @@
 // What the Node entries written as ES modules (node.mjs, seal-node.mjs) share: their wasm
 // arrives as base64 text inside the bundle (`cargo xtask npm` writes it), so an import reads
-// no other file and loads no builtin module; and one instance per package folder is kept
-// on globalThis, under the same key the CommonJS entries (node.cjs, seal.cjs) use, so a
-// program that both imports and requires the package has one module state.
+// no other file, loads no builtin module and reads no `import.meta`; and one instance per
+// version of the package is kept on globalThis, under the key the CommonJS entries
+// (node.cjs, seal.cjs) use, so a program that both imports and requires the package has
+// one module state. The build writes the version in place of `@VERSION`.
 
-/** The instance `name` of the package in `dir`, made by `make` unless an entry made it. */
-export function shared(name, dir, make) {
-  const key = Symbol.for(`snowdrift ${name} ${dir}`);
+/** The package's instance `name`, made by `make` unless an entry made it. */
+export function shared(name, make) {
+  const key = Symbol.for(`snowdrift @VERSION ${name}`);
   return (globalThis[key] ??= make());
 }
 

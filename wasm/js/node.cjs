@@ -1,9 +1,9 @@
 // Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load. One
-// instance per package folder, shared with the ES module entry (node-wasm.mjs).
+// instance per version of the package, shared with the ES module entry (node-wasm.mjs).
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { create } = require("./api.cjs");
 
-module.exports = globalThis[Symbol.for(`snowdrift main ${__dirname}`)] ??= create(
+module.exports = globalThis[Symbol.for("snowdrift @VERSION main")] ??= create(
   new WebAssembly.Module(readFileSync(join(__dirname, "snowdrift.wasm"))),
 );

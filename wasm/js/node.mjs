@@ -5,4 +5,4 @@ import { compileBase64, shared } from "./node-wasm.mjs";
 import wasm from "./snowdrift.wasm.mjs";
 
 export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
-  shared("main", import.meta.dirname, () => create(compileBase64(wasm)));
+  shared("main", () => create(compileBase64(wasm)));

@@ -4,4 +4,4 @@ import { createSeal } from "./seal-api.mjs";
 import { compileBase64, shared } from "./node-wasm.mjs";
 import wasm from "./seal.wasm.mjs";
 
-export const { Sealer } = shared("seal", import.meta.dirname, () => createSeal(compileBase64(wasm)));
+export const { Sealer } = shared("seal", () => createSeal(compileBase64(wasm)));

@@ -272,6 +272,7 @@ pub fn build() -> Result {
         }
     }
     fill_preset_names(&pkg)?;
+    fill_version(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
     eprintln!("npm package built in {}", pkg.display());
@@ -383,6 +384,29 @@ fn minify(file: &Path, module: bool, out: &Path) -> Result {
     }
     args.extend(["--output", path_str(out)?]);
     util::run(path_str(&terser)?, &args)
+}
+
+/// Writes the package's version where the Node entries name the instance they share
+/// (`"@VERSION"`), so that two versions in one process keep apart.
+fn fill_version(pkg: &Path) -> Result {
+    let manifest = fs::read_to_string(pkg.join("package.json"))
+        .map_err(|e| format!("cannot read package.json: {e}"))?;
+    let version = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"version\": \""))
+        .and_then(|v| v.split('"').next())
+        .ok_or("package.json has no version")?;
+    for file in ["node.mjs", "node.cjs", "seal-node.mjs", "seal.cjs"] {
+        let path = pkg.join(file);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if !text.contains("@VERSION") {
+            return Err(format!("{} has no @VERSION marker", path.display()));
+        }
+        fs::write(&path, text.replace("@VERSION", version))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `bytes` in standard base64, with padding.
