@@ -716,3 +716,32 @@ describe("the snowdrift command", () => {
     }
   });
 });
+
+// One instance per process whichever comes first: the ES module entry and the CommonJS one
+// give the same classes, for the main entry and snowdrift/seal.
+for (const [entry, names] of [
+  ["snowdrift", ["Snowdrift", "ObjectId", "decode"]],
+  ["snowdrift/seal", ["Sealer"]],
+]) {
+  for (const first of ["import", "require"]) {
+    test(`${entry}: ${first} first, then the other, give one instance`, () => {
+      const script = `
+        import { createRequire } from "node:module";
+        const require = createRequire(import.meta.url);
+        const load = { import: () => import(${JSON.stringify(entry)}), require: async () => require(${JSON.stringify(entry)}) };
+        const a = await load[${JSON.stringify(first)}]();
+        const b = await load[${JSON.stringify(first === "import" ? "require" : "import")}]();
+        console.log(JSON.stringify(${JSON.stringify(names)}.map((n) => typeof a[n] === "function" && a[n] === b[n])));
+      `;
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: fileURLToPath(new URL(".", import.meta.url)),
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(
+        JSON.parse(r.stdout),
+        names.map(() => true),
+      );
+    });
+  }
+}

@@ -205,7 +205,6 @@ function build(module) {
   // The core's presets by name, resolved once: a name costs a Map lookup per call.
   const presets = new Map();
   for (let i = 0, n; (n = preset_name(i)) > 0; i++) presets.set(textOut(n), layout_preset(i));
-  const presetNames = Array.from(presets.keys(), describe).join(", ");
   const DEFAULT = presets.get("default");
 
   /** The error the last call recorded (of `kind`, read from wasm memory unless given):
@@ -274,7 +273,7 @@ function build(module) {
         return ptr;
       }
       throw new RangeError(
-        `unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
+        `unknown layout ${describe(v)} (allowed: ${Array.from(presets.keys(), describe).join(", ")}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
       );
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);

@@ -1,5 +1,6 @@
 //! snowdrift's build, test, demo and benchmark driver: `cargo xtask <command>`.
 
+mod baseline;
 mod bench;
 mod demo;
 mod edge;
@@ -19,7 +20,11 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   demo      generate IDs under each clock policy, decode them, print text forms
   test      install what is missing, then run every test suite
-  bench     run the benchmarks against peer crates and print the tables
+  bench     run the benchmarks against peer crates and print the tables; `bench SECTION...`:
+            only those sections of the core's table (real, fake, batch, text, sustained, seal);
+            `bench --baseline REV [SECTION...]`: the core's benchmark built at git revision REV
+            (a detached worktree under target/baseline/, removed afterwards) and at the working
+            tree, run alternately, each row's figure at both and new ÷ old
   firmware  build the firmware, boot it twice under QEMU (Cortex-M3, Cortex-M0, RISC-V),
             print the records; `firmware --size`: flash and RAM the core adds
   fuzz      fuzz the core with cargo fuzz (libFuzzer): `fuzz [TARGET] [--seconds N] [--merge]`,
@@ -34,7 +39,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(),
         Some("test") => test::run(&args[1..]),
-        Some("bench") => bench::run(),
+        Some("bench") => bench::run(&args[1..]),
         Some("firmware") => firmware::run(&args[1..]),
         Some("fuzz") => fuzz::run_command(&args[1..]),
         Some("npm") => npm::build(),
