@@ -652,6 +652,7 @@ function build(module) {
      * `parseId(text)`: an ID as people write it: decimal, a negative decimal (the signed
      * 64-bit column that stores it: the same 64 bits), hex (`0x…`, or 16 digits with a
      * letter) or base32 (13 characters, hyphens allowed). Spaces, `_` and `,` are ignored.
+     * A number is taken as `decode` takes it: an integer up to 2^53 - 1.
      */
     parseId(text) {
       if (typeof text === "number") return numberId("id", text);
