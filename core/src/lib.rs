@@ -19,8 +19,9 @@
 //!
 //! # What is in the box
 //! - [`Layout`]: field widths, time unit, epoch; presets for Twitter, Discord, Sonyflake,
-//!   Instagram, Baidu and snowdrift's [`Layout::DEFAULT`]; decode, compose and ID ranges
-//!   for a point in time.
+//!   Instagram, Baidu, snowdrift's [`Layout::DEFAULT`] and [`Layout::JS53`] (53 bits: IDs
+//!   a JavaScript `Number` and JSON hold exactly); decode, compose and ID ranges for a
+//!   point in time.
 //! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one
 //!   compare-and-swap, usable in a `static` and from interrupt handlers), both driven
 //!   through the [`IdGenerator`] trait: `next`, `try_next` (never waits), batches

@@ -33,7 +33,7 @@ export function layoutFacts(api, layout) {
   const order =
     nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
   const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
-  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
+  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
 }
 
 /** Whether `e` is the generator's refusal at its fence (the core's `PastFence`, in
