@@ -202,6 +202,10 @@ pub(crate) struct Engine {
     /// What turns `slot << seq_shift` into the ID: see [`Engine::id`].
     tick_lift: u64,
     node_part: u64,
+    /// Under [`Policy::Borrow`], how many ticks a tick already taken may lie ahead of the
+    /// clock's tick and still be within the bound from any reading in it (the bound in
+    /// whole ticks, rounded down); 0 under every other policy. See [`Engine::decide`].
+    borrow_ticks: u64,
 }
 
 impl Engine {
@@ -228,6 +232,10 @@ impl Engine {
             tick_lift: (1u64 << (layout.time_shift() - layout.sequence_bits()))
                 - (1u64 << layout.sequence_shift()),
             node_part: layout.pack(0, node, 0),
+            borrow_ticks: match policy {
+                Policy::Borrow { max_ahead_ms } => max_ahead_ms as u64 / layout.unit_ms() as u64,
+                _ => 0,
+            },
         })
     }
 
@@ -238,6 +246,12 @@ impl Engine {
     #[inline(always)]
     pub fn seq_bits(&self) -> u32 {
         self.seq_bits
+    }
+
+    /// Where the sequence sits in the ID.
+    #[inline(always)]
+    pub fn seq_shift(&self) -> u32 {
+        self.seq_shift
     }
 
     /// The tick holding Unix millisecond `ms`, or why there is none.
@@ -266,18 +280,6 @@ impl Engine {
             return None;
         }
         Some(tick)
-    }
-
-    /// The common case of taking one slot, decided with no policy: the clock (reading
-    /// `ms`) is in the tick of `next`, the next free slot, and that tick is before
-    /// `fence`. Then `next` is the slot to hand out; `None` sends the caller the whole way
-    /// ([`decide`](Self::decide) and the policy), which gives the same slot when this does.
-    #[inline(always)]
-    pub fn ready(&self, ms: u64, next: u64, fence: u64) -> Option<u64> {
-        match self.tick_of(ms) {
-            Some(now) if now < fence && next >> self.seq_bits == now => Some(next),
-            _ => None,
-        }
     }
 
     #[cold]
@@ -368,6 +370,17 @@ impl Engine {
         let fresh = now << self.seq_bits;
         if fresh > next {
             return Step::Done(fresh);
+        }
+        // A generator running ahead under `Borrow` (load past the layout's rate, or a
+        // clock step back): the rest of a tick it already took, when that tick is before
+        // the fence and within the bound whatever the reading in tick `now`. This is what
+        // `behind` decides then (the tick was taken, so no lead starts and the time field
+        // holds it), without its work on every ID of a saturated generator.
+        if next & self.seq_mask != 0 {
+            let next_tick = next >> self.seq_bits;
+            if next_tick - now <= self.borrow_ticks && next_tick < fence {
+                return Step::Done(next);
+            }
         }
         self.behind(now, now_ms, next, fence, lead())
     }
