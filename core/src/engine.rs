@@ -248,6 +248,28 @@ impl Engine {
         self.seq_bits
     }
 
+    /// See the field: how many ticks ahead of the clock's a taken tick may be and its
+    /// next slots still go out without the policy.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn borrow_ticks(&self) -> u64 {
+        self.borrow_ticks
+    }
+
+    /// Where the time field starts in the ID.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn time_shift(&self) -> u32 {
+        self.time_shift
+    }
+
+    /// The sequence field's bits in the ID.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn seq_field(&self) -> u64 {
+        self.seq_mask << self.seq_shift
+    }
+
     /// Where the sequence sits in the ID.
     #[inline(always)]
     pub fn seq_shift(&self) -> u32 {
@@ -263,16 +285,23 @@ impl Engine {
         }
     }
 
-    /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
+    /// The tick holding Unix millisecond `ms`, or for a time outside the layout a number
+    /// above the last tick (see [`tick_of`](Self::tick_of)).
     #[inline(always)]
-    fn tick_of(&self, ms: u64) -> Option<u64> {
+    pub fn tick_or_above(&self, ms: u64) -> u64 {
         let since = ms.wrapping_sub(self.epoch_ms);
-        // One predictable branch keeps the division off the path of 1 ms layouts.
-        let tick = if self.unit_ms == 1 {
+        if self.unit_ms == 1 {
             since
         } else {
             since / self.unit
-        };
+        }
+    }
+
+    /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
+    #[inline(always)]
+    fn tick_of(&self, ms: u64) -> Option<u64> {
+        // One predictable branch keeps the division off the path of 1 ms layouts.
+        let tick = self.tick_or_above(ms);
         // One comparison covers a time before the epoch too: the difference then wraps
         // to at least 2^64 - epoch, and a valid layout has epoch + max_tick * unit below
         // 2^63, so even divided by the unit it lands above `max_tick`.
