@@ -24,8 +24,8 @@
 //!   sequence's end, that slot is the ID.
 //! - Otherwise the tick is used up, or the call lost a race (another call took a later
 //!   tick in between): `open` is moved up to what the count showed (closed when used
-//!   up); a slot of a later tick is the ID if a fresh reading of the clock allows that
-//!   tick as above, and is otherwise skipped (never issued, so no ID is issued twice;
+//!   up); a slot of a later tick is the ID if the clock's reading allows that tick as
+//!   above, and is otherwise skipped (never issued, so no ID is issued twice;
 //!   later IDs are still higher); the call then goes the whole way. Counts past the sequence's end stay in the room
 //!   above it: each caller counts past the end of a tick at most once (it closes the tick
 //!   before its next call reads `open`), so the room, at least 2^16 counts, holds as many
@@ -263,6 +263,13 @@ impl<C: Clock> AtomicGenerator<C> {
         self.next
             .0
             .fetch_max(self.packing.word(floor), Ordering::AcqRel);
+        // Every tick below the mark's is closed: a later call counts there no more (its
+        // count would land in the mark's tick, judged against the wrong one).
+        let floor_tick = floor >> self.engine.seq_bits();
+        if floor_tick > 0 {
+            self.open
+                .fetch_max(self.open_id(floor_tick - 1, true), Ordering::AcqRel);
+        }
     }
 
     fn lead(&self) -> Lead {
@@ -338,12 +345,19 @@ impl<C: Clock> AtomicGenerator<C> {
     #[inline(always)]
     fn take_one(&self, blocking: bool) -> Result<u64, Error> {
         let engine = &self.engine;
-        let open = self.open.load(Ordering::Acquire);
+        // The clock first: a call nested in the reading (an interrupt handler) that takes
+        // a later tick has opened it before `open` is read, so its tick is judged against
+        // this reading here, before anything is counted.
         let ms = self.clock.now_ms();
+        let open = self.open.load(Ordering::Acquire);
         let tick = open >> engine.time_shift();
         // The open tick is the clock's, or a tick within the bound ahead of it: what
         // `Engine::decide` hands out (the tick is taken, so the count is not its first
         // slot). `open` is the tick's first ID: the `fetch_add` only adds the sequence.
+        // One comparison covers a reading outside the layout too: its tick is above the
+        // last (`Engine::tick_or_above`), so below every tick in wrapping arithmetic, and
+        // no tick under the bound (`borrow_ticks`, 0 except under `Borrow`) is ever opened,
+        // so the window `[tick - borrow_ticks, tick]` never wraps.
         if open & engine.seq_field() == 0
             && tick < self.fence.load(Ordering::Acquire)
             && tick.wrapping_sub(engine.tick_or_above(ms)) <= engine.borrow_ticks()
@@ -361,10 +375,9 @@ impl<C: Clock> AtomicGenerator<C> {
     /// A `fetch_add` counted outside the open tick's sequence (`counted`, the value it
     /// returned). Either the tick of `counted` is used up (the count lies in the room
     /// above its sequence, no slot): it is closed. Or it is a later tick, which another
-    /// call took after this one read `open`: it is opened, and its slot is the ID if a
-    /// fresh reading of the clock and the fence allow that tick as the fast path would;
-    /// otherwise the slot is skipped (never issued, so nothing repeats). Then the whole
-    /// way.
+    /// call took after this one read `open`: it is opened, and its slot is the ID if the
+    /// clock's reading and the fence allow that tick as the fast path would; otherwise the
+    /// slot is skipped (never issued, so nothing repeats). Then the whole way.
     #[cold]
     #[inline(never)]
     fn counted_past(&self, counted: u64, ms: u64, blocking: bool) -> Result<u64, Error> {
@@ -372,15 +385,21 @@ impl<C: Clock> AtomicGenerator<C> {
         let tick = counted >> self.packing.count_bits;
         let count = counted & self.packing.count_mask;
         let used_up = count >= self.packing.seq_len;
-        self.open
-            .fetch_max(self.open_id(tick, used_up), Ordering::AcqRel);
+        if used_up || tick >= engine.borrow_ticks() {
+            self.open
+                .fetch_max(self.open_id(tick, used_up), Ordering::AcqRel);
+        }
         if used_up {
             return self.take_one_from(ms, blocking);
         }
-        let ms = self.clock.now_ms();
-        if tick < self.fence.load(Ordering::Acquire)
-            && tick.wrapping_sub(engine.tick_or_above(ms)) <= engine.borrow_ticks()
-        {
+        // The reading taken before the count: a reading after it could let an interrupt
+        // handler (or a nested call) take a higher ID first, and a call must return an ID
+        // above every one issued while it ran up to its count.
+        let allowed = match engine.tick(ms) {
+            Ok(now) => now <= tick && tick - now <= engine.borrow_ticks(),
+            Err(_) => false,
+        };
+        if allowed && tick < self.fence.load(Ordering::Acquire) {
             return Ok(engine.id((tick << engine.seq_bits()) | count));
         }
         self.take_one_from(ms, blocking)
@@ -482,7 +501,12 @@ impl<C> AtomicGenerator<C> {
         }
         let seq_bits = self.engine.seq_bits();
         let tick = slot >> seq_bits;
-        let open = self.open_id(tick, end >> seq_bits != tick);
+        let used_up = end >> seq_bits != tick;
+        // See `take_one`: the first ticks are never opened under `Borrow`.
+        if !used_up && tick < self.engine.borrow_ticks() {
+            return;
+        }
+        let open = self.open_id(tick, used_up);
         if self.open.load(Ordering::Relaxed) < open {
             // Release: a caller that reads the open tick counts after the slots taken.
             self.open.fetch_max(open, Ordering::AcqRel);
