@@ -1410,8 +1410,9 @@ fn print_table(rows: &[Row]) {
         "Decode: the peers' raw time field plus their epoch, to give Unix ms as `decode` does \
          (which also rejects IDs above the layout).",
         "Sustained: only correct IDs count (distinct, increasing within each thread); best of three \
-         one-second runs each, against the 4,096,000/s ceiling (a second spans 1001 milliseconds, \
-         so 100.1% is possible). Under `Borrow` a generator faster than the ceiling first runs up \
+         one-second runs each, against the 4,096,000/s ceiling (a second spans parts of 1001 \
+         milliseconds, and a generator at the borrow bound also ends the tick it was in when the \
+         second began: up to 100.2%). Under `Borrow` a generator faster than the ceiling first runs up \
          to the bound ahead of the clock (its credit, the row below each: IDs issued beyond the \
          ceiling's pace, and how far ahead the newest was); the second is counted after that.",
         "Threads: one generator shared by N threads on a fake clock, every ID kept and checked \

@@ -4,7 +4,7 @@
 //! ID among a node's IDs. (In snowdrift the word means only this.) A generator's whole
 //! state is one 64-bit *slot counter*, the next slot it may hand out. Using up a tick's last sequence number
 //! carries into the next tick by plain addition, so "the next free slot" is always one
-//! number, which is what lets the atomic generator work with a single compare-and-swap.
+//! number, which is what lets the atomic generator keep its state in one atomic word.
 
 use core::num::NonZeroU64;
 
