@@ -30,7 +30,8 @@
 //!   above it: each caller counts past the end of a tick at most once (it closes the tick
 //!   before its next call reads `open`), so the room, at least 2^16 counts, holds as many
 //!   callers at once. A layout with less room (a time field over 47 bits) never opens a
-//!   tick: every call takes the compare-and-swap.
+//!   tick: every call takes the compare-and-swap, as on targets without native 64-bit
+//!   atomics ([`COUNTS`]).
 
 use crate::batch::{Batch, fill_with};
 use crate::clock::Clock;
@@ -266,7 +267,7 @@ impl<C: Clock> AtomicGenerator<C> {
         // Every tick below the mark's is closed: a later call counts there no more (its
         // count would land in the mark's tick, judged against the wrong one).
         let floor_tick = floor >> self.engine.seq_bits();
-        if floor_tick > 0 {
+        if COUNTS && floor_tick > 0 {
             self.open
                 .fetch_max(self.open_id(floor_tick - 1, true), Ordering::AcqRel);
         }
@@ -349,6 +350,9 @@ impl<C: Clock> AtomicGenerator<C> {
         // a later tick has opened it before `open` is read, so its tick is judged against
         // this reading here, before anything is counted.
         let ms = self.clock.now_ms();
+        if !COUNTS {
+            return self.take_one_from(ms, blocking);
+        }
         let open = self.open.load(Ordering::Acquire);
         let tick = open >> engine.time_shift();
         // The open tick is the clock's, or a tick within the bound ahead of it: what
@@ -496,7 +500,7 @@ impl<C> AtomicGenerator<C> {
     /// After the compare-and-swap took the slots from `slot` up to `end`: their tick is
     /// open for counting while it has room left, closed once used up.
     fn open_after(&self, slot: u64, end: u64) {
-        if !self.packing.counts {
+        if !COUNTS || !self.packing.counts {
             return;
         }
         let seq_bits = self.engine.seq_bits();
@@ -521,6 +525,12 @@ impl<C> AtomicGenerator<C> {
             .id((tick << self.engine.seq_bits()) | u64::from(closed))
     }
 }
+
+/// Whether the fast path counts on this target: where 64-bit atomics are native. Without
+/// them (Cortex-M, RISC-V `imc`) portable-atomic makes every 64-bit operation a short
+/// critical section on one core, where an add costs what a compare-and-swap does and no
+/// other core contends: the compare-and-swap alone is smaller in flash.
+const COUNTS: bool = cfg!(target_has_atomic = "64");
 
 /// The slot counter as the shared generator keeps it: `tick << count_bits | count`, with
 /// room above the sequence (`count_bits` beyond `seq_bits`) for counts past a tick's
@@ -548,13 +558,16 @@ impl Packing {
             count_mask: (1 << count_bits) - 1,
             seq_bits,
             seq_len: 1 << seq_bits,
-            counts: count_bits >= 17,
+            counts: count_bits >= 17 && COUNTS,
         }
     }
 
     /// The packed form of the next free slot `slot`.
     #[inline]
     fn word(&self, slot: u64) -> u64 {
+        if !COUNTS {
+            return slot; // never counted past a tick's end: the slot itself
+        }
         let tick = slot >> self.seq_bits;
         let seq = slot & (self.seq_len - 1);
         if seq == 0 && tick > 0 {
@@ -567,6 +580,9 @@ impl Packing {
     /// The next free slot of the packed `word`.
     #[inline]
     fn slot(&self, word: u64) -> u64 {
+        if !COUNTS {
+            return word;
+        }
         let tick = word >> self.count_bits;
         let count = word & self.count_mask;
         if count >= self.seq_len {
