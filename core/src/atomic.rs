@@ -308,7 +308,9 @@ impl<C: Clock> AtomicGenerator<C> {
     /// checked the fence before it moved can still take its (tick, sequence) pair
     /// afterwards. `stop` lowers the fence, then moves the counter on by one (a pair never
     /// issued), so every such call's compare-and-swap fails and, retrying, sees the fence;
-    /// the counter it moved is the high-water mark.
+    /// the counter it moved is the high-water mark. A call counting in the open tick (one
+    /// atomic add) that read the fence before it moved may still take a pair after the
+    /// moved counter: in that same tick, whose start is at or before the time returned.
     ///
     /// ```
     /// use snowdrift::{AtomicGenerator, ErrorKind, Layout, ManualClock, Policy};
@@ -319,10 +321,6 @@ impl<C: Clock> AtomicGenerator<C> {
     /// assert_eq!(generator.next().unwrap_err().kind(), ErrorKind::PastFence);
     /// # Ok::<(), snowdrift::Error>(())
     /// ```
-    ///
-    /// A call counting in the open tick that read the fence before it moved may still take
-    /// a pair after the moved counter: in that same tick, whose start is at or before the
-    /// time returned.
     pub fn stop(&self) -> u64 {
         self.set_fence_ms(0);
         let mut seen = self.next.0.load(Ordering::Acquire);
