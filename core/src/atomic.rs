@@ -362,7 +362,7 @@ impl<C: Clock> AtomicGenerator<C> {
         // so the window `[tick - borrow_ticks, tick]` never wraps.
         if open & engine.seq_field() == 0
             && tick < self.fence.load(Ordering::Acquire)
-            && tick.wrapping_sub(engine.tick_or_above(ms)) <= engine.borrow_ticks()
+            && engine.ticks_ahead(tick, ms) <= engine.borrow_ticks()
         {
             let counted = self.next.0.fetch_add(1, Ordering::AcqRel);
             let seq = counted.wrapping_sub(tick << self.packing.count_bits);

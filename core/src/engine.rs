@@ -297,6 +297,19 @@ impl Engine {
         }
     }
 
+    /// How many ticks `tick` lies ahead of the tick of Unix millisecond `ms`, in wrapping
+    /// arithmetic (`tick` minus [`tick_or_above`](Self::tick_or_above)). With 1 ms ticks
+    /// `tick + epoch` is ready before the clock's reading is: one subtraction after it.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn ticks_ahead(&self, tick: u64, ms: u64) -> u64 {
+        if self.unit_ms == 1 {
+            tick.wrapping_add(self.epoch_ms).wrapping_sub(ms)
+        } else {
+            tick.wrapping_sub(self.tick_or_above(ms))
+        }
+    }
+
     /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
     #[inline(always)]
     fn tick_of(&self, ms: u64) -> Option<u64> {
