@@ -1079,9 +1079,10 @@ fn threads(layout: Layout, policy: Policy) -> Vec<Row> {
             SAMPLES,
             SAMPLE,
         );
+        let threads = if n == 1 { "thread" } else { "threads" };
         rows.push(Row::ns(
             &format!(
-                "`AtomicGenerator::next()`, fake clock, {n} threads, every ID checked (wall time per ID)"
+                "`AtomicGenerator::next()`, fake clock, {n} {threads}, every ID checked (wall time per ID)"
             ),
             r[0],
             [Some(r[1]), None, None],
