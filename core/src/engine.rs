@@ -530,11 +530,14 @@ impl Engine {
         })
     }
 
-    /// The lead a resume to slot `floor` gives when the clock reads `now_ms`.
+    /// The lead a resume to slot `floor` gives when the clock reads `now_ms`: none for a
+    /// mark whose next slot lies in the clock's tick or before it. The clock has reached
+    /// such a mark, so a later reading behind it is a step, and it covers no tick of
+    /// another mark's lead.
     pub fn lead_for(&self, floor: u64, now_ms: u64) -> Lead {
         match self.tick(now_ms) {
-            Ok(now) if floor > 0 => Lead {
-                ticks: (floor >> self.seq_bits).saturating_sub(now),
+            Ok(now) if floor >> self.seq_bits > now => Lead {
+                ticks: (floor >> self.seq_bits) - now,
                 through: (floor - 1) >> self.seq_bits,
             },
             _ => Lead::default(),
