@@ -22,8 +22,9 @@
 //!   Instagram, Baidu, snowdrift's [`Layout::DEFAULT`] and [`Layout::JS53`] (53 bits: IDs
 //!   a JavaScript `Number` and JSON hold exactly); decode, compose and ID ranges for a
 //!   point in time.
-//! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one
-//!   compare-and-swap, usable in a `static` and from interrupt handlers), both driven
+//! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one atomic
+//!   add per ID within a tick and a compare-and-swap per tick, usable in a `static` and
+//!   from interrupt handlers), both driven
 //!   through the [`IdGenerator`] trait: `next`, `try_next` (never waits), batches
 //!   ([`Batch`]), `fill`, resume after a persisted high-water mark, a fence.
 //! - [`Policy`]: fail, wait, borrow or switch node when the clock goes back; or reuse the
