@@ -14,7 +14,7 @@ pub const MAX_NODE_BITS: u32 = 32;
 ///
 /// Every client of one space must use the same layout (every field that decides where
 /// an ID's bits go: see [`layout_text`](Space::layout_text)), `ttl_ms` and `skew_ms`
-/// (Redis refuses others with [`Error::Config`]); the other settings are per process.
+/// (the store refuses others with [`Error::Config`]); the other settings are per process.
 ///
 /// ```
 /// use snowdrift::{Layout, Policy};
@@ -66,7 +66,7 @@ impl<C> Space<C> {
         self
     }
 
-    /// How far the clocks of Redis (across a restart or failover) and of the hosts may
+    /// How far the clocks of the store (across a restart or failover) and of the hosts may
     /// disagree, in milliseconds; below half the TTL. A holder stops issuing `ttl - skew`
     /// ms after its last successful renewal was sent.
     pub fn skew_ms(mut self, skew_ms: u64) -> Self {
@@ -159,7 +159,7 @@ impl<C> Space<C> {
         self.renew_every_ms.unwrap_or(self.ttl_ms / 3)
     }
 
-    /// The holder description sent to Redis.
+    /// The holder description sent to the store.
     pub fn holder_description(&self) -> String {
         match &self.holder {
             Some(h) => h.clone(),
@@ -168,7 +168,7 @@ impl<C> Space<C> {
     }
 
     /// Checks every option; [`Lease::acquire`](crate::Lease::acquire) calls this before it
-    /// sends anything to Redis.
+    /// sends anything to the store.
     pub fn validate(&self) -> Result<(), Error>
     where
         C: Clock + Clone,
@@ -214,16 +214,6 @@ impl<C> Space<C> {
         AtomicGenerator::new(self.clock.clone(), self.layout, 0, self.policy)?;
         Ok(())
     }
-}
-
-/// The Redis keys of the space named `n`: meta, ends, token, holder.
-pub(crate) fn keys(n: &str) -> [String; 4] {
-    [
-        format!("{{{n}}}:meta"),
-        format!("{{{n}}}:ends"),
-        format!("{{{n}}}:token"),
-        format!("{{{n}}}:holder"),
-    ]
 }
 
 /// This machine's name, as far as the standard library and the environment tell.

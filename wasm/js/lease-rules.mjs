@@ -118,7 +118,7 @@ export function newToken() {
 }
 
 // The holder's rules (lease/PROTOCOL.md, "What a holder does"), the same in Rust
-// (lease/src/beat.rs) and checked against one table of situations
+// (lease/src/rules.rs) and checked against one table of situations
 // (tests/vectors/holder.json). While a lease is not usable yet, and between early
 // renewals, a holder waits this long:
 export const POLL_MS = 100;

@@ -12,12 +12,12 @@ use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
-const CONNECT: &str = include_str!("../postgres/connect.sql");
-const SETUP: &str = include_str!("../postgres/setup.sql");
-const ACQUIRE: &str = include_str!("../postgres/acquire.sql");
-const RENEW: &str = include_str!("../postgres/renew.sql");
-const RELEASE: &str = include_str!("../postgres/release.sql");
-const LIST: &str = include_str!("../postgres/list.sql");
+const CONNECT: &str = include_str!("../../postgres/connect.sql");
+const SETUP: &str = include_str!("../../postgres/setup.sql");
+const ACQUIRE: &str = include_str!("../../postgres/acquire.sql");
+const RENEW: &str = include_str!("../../postgres/renew.sql");
+const RELEASE: &str = include_str!("../../postgres/release.sql");
+const LIST: &str = include_str!("../../postgres/list.sql");
 
 /// A PostgreSQL database holding spaces in the tables of one schema (feature
 /// `postgres`). Pass it to [`Lease::acquire`](crate::Lease::acquire) as a Redis client
