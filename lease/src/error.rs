@@ -96,7 +96,7 @@ impl Error {
     ///
     /// ```
     /// use snowdrift_lease::Error;
-    /// assert!(!Error::Invalid { message: "ttl_ms 5 is outside 100..=86400000".into() }.is_transient());
+    /// assert!(!Error::Invalid { message: "ttl_ms 5 is outside 100..=31536000000".into() }.is_transient());
     /// ```
     pub fn is_transient(&self) -> bool {
         matches!(

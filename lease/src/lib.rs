@@ -70,6 +70,7 @@ mod heartbeat_thread;
 mod held;
 mod lease;
 mod lease_state;
+mod limits;
 mod rules;
 mod space;
 mod store;
@@ -81,7 +82,8 @@ pub use connector::Connector;
 pub use error::Error;
 pub use lease::Lease;
 pub use lease_state::State;
-pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
+pub use limits::{MAX_NODE_BITS, TTL_RANGE_MS};
+pub use space::Space;
 #[cfg(feature = "tokio")]
 pub use store::AsyncStore;
 #[cfg(feature = "postgres")]

@@ -9,7 +9,9 @@ pub(crate) fn new_token() -> String {
     if getrandom::fill(&mut bytes).is_err() {
         bytes = hashed_token();
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    debug_assert!(token.len() <= crate::limits::MAX_TOKEN);
+    token
 }
 
 fn hashed_token() -> [u8; 16] {

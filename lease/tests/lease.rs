@@ -155,7 +155,11 @@ fn invalid_options_are_refused_before_redis_is_touched() {
     let cases = [
         (
             Space::new("test:bad", layout(2)).ttl_ms(50),
-            "ttl_ms 50 is outside 100..=86400000",
+            "ttl_ms 50 is outside 100..=31536000000",
+        ),
+        (
+            Space::new("test:bad", layout(2)).ttl_ms(31_536_000_001),
+            "ttl_ms 31536000001 is outside 100..=31536000000",
         ),
         (
             Space::new("test:bad", layout(2))
@@ -171,6 +175,14 @@ fn invalid_options_are_refused_before_redis_is_touched() {
             "renew_every_ms 900 is outside 10..=899 (below ttl_ms - skew_ms)",
         ),
         (Space::new("", layout(2)), "space name must not be empty"),
+        (
+            Space::new("é".repeat(1025), layout(2)),
+            "space name has 1025 characters (allowed 1..=1024)",
+        ),
+        (
+            Space::new("test:bad", layout(2)).holder("h".repeat(1025)),
+            "holder has 1025 characters (allowed 0..=1024)",
+        ),
         (
             Space::new("a}b", layout(2)),
             "space name 'a}b' must not contain '{' or '}' (the keys' hash tag)",

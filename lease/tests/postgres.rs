@@ -624,7 +624,7 @@ fn invalid_options_are_refused_before_the_database_is_touched() {
     );
     let bad = Space::new("test:bad", layout(2)).ttl_ms(50);
     let err = Lease::acquire(&nowhere, &bad).unwrap_err();
-    assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=86400000");
+    assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=31536000000");
 }
 
 #[cfg(feature = "tokio")]

@@ -245,7 +245,13 @@ test("bad requests are 4xx errors naming the value and the allowed range", async
       "node 1.5 is not an integer (allowed 0..=1023)",
     ],
     ["renew", { space: "web", node: 1, token: "" }, 400, "BAD_REQUEST", 'token "" has 0 characters (allowed 1..=256)'],
-    ["renew", { space: "web", node: 1, token: "t", next: 7 }, 400, "BAD_REQUEST", "next must be a string, got number 7"],
+    [
+      "renew",
+      { space: "web", node: 1, token: "t", next: 7 },
+      400,
+      "BAD_REQUEST",
+      "next must be a string, got number 7",
+    ],
     [
       "release",
       { space: "web", node: 1, token: "t", issued: 1, next: "x".repeat(257) },

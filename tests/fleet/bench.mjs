@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Snowdrift } from "snowdrift";
 import { leaseNode } from "snowdrift/redis";
+import { keysOf } from "../../wasm/js/redis-space.mjs";
 import { KINDS, connect } from "./clients.mjs";
 import { startServer } from "./redis-server.mjs";
 import { leaseNode as leasePostgres } from "snowdrift/postgres";
@@ -68,7 +69,7 @@ try {
       await new Promise((r) => setTimeout(r, 3600));
       const acquire = await perCall(async () => (await leaseNode(client, options)).release());
       const lease = await leaseNode(client, options);
-      const keys = ["meta", "ends", "token", "holder"].map((k) => `{${key}}:${k}`);
+      const keys = keysOf(key);
       // The heartbeat's call (EVALSHA of renew.lua, loaded by the acquires above) with
       // the lease's own token, read from Redis: a real renewal of the live lease.
       const token = await (kind === "redis"
