@@ -98,6 +98,23 @@ pub struct Listing {
     pub ids: Vec<Listed>,
 }
 
+impl Listing {
+    /// A listing from a store's reply: its clock, the space's settings in the reply's
+    /// order (capacity, TTL, skew, created, next) and its ids.
+    pub(crate) fn from_reply(now: u64, settings: [Option<u64>; 5], ids: Vec<Listed>) -> Listing {
+        let [capacity, ttl_ms, skew_ms, created, next] = settings;
+        Listing {
+            now,
+            capacity,
+            ttl_ms,
+            skew_ms,
+            created,
+            next,
+            ids,
+        }
+    }
+}
+
 /// One id of a [`Listing`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {

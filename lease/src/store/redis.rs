@@ -59,34 +59,33 @@ impl Call {
 
     /// `renew.lua` for the lease `ticket` (its next token, `''` for none, last).
     pub fn renew(ticket: &Ticket, ttl: u64) -> Call {
-        let args = vec![
-            ticket.space.clone(),
-            ticket.node.to_string(),
-            ticket.token.clone(),
-            ttl.to_string(),
-            ticket.next.clone().unwrap_or_default(),
-        ];
-        Call {
-            script: &RENEW,
-            source: RENEW_SRC,
-            keys: keys(&ticket.space),
-            args,
-        }
+        Call::on_lease(&RENEW, RENEW_SRC, ticket, ttl)
     }
 
     /// `release.lua` for the lease `ticket` (either of its tokens), which issued up to
     /// `issued`.
     pub fn release(ticket: &Ticket, issued: u64) -> Call {
+        Call::on_lease(&RELEASE, RELEASE_SRC, ticket, issued)
+    }
+
+    /// A script on the lease `ticket`: the space, the node id, the token, one number (the
+    /// TTL, or the newest ID's time) and the next token (`''` for none), in this order.
+    fn on_lease(
+        script: &'static Script,
+        source: &'static str,
+        ticket: &Ticket,
+        number: u64,
+    ) -> Call {
         let args = vec![
             ticket.space.clone(),
             ticket.node.to_string(),
             ticket.token.clone(),
-            issued.to_string(),
+            number.to_string(),
             ticket.next.clone().unwrap_or_default(),
         ];
         Call {
-            script: &RELEASE,
-            source: RELEASE_SRC,
+            script,
+            source,
             keys: keys(&ticket.space),
             args,
         }
@@ -207,15 +206,8 @@ pub(crate) fn listing(reply: Vec<redis::Value>) -> Result<Listing, Error> {
             holder,
         });
     }
-    Ok(Listing {
-        now: n(0)?.ok_or_else(short)?,
-        capacity: n(1)?,
-        ttl_ms: n(2)?,
-        skew_ms: n(3)?,
-        created: n(4)?,
-        next: n(5)?,
-        ids,
-    })
+    let settings = [n(1)?, n(2)?, n(3)?, n(4)?, n(5)?];
+    Ok(Listing::from_reply(n(0)?.ok_or_else(short)?, settings, ids))
 }
 
 /// The new lease end from `renew.lua`'s reply.
