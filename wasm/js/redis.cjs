@@ -16,7 +16,9 @@ const scripts = new Map();
 function script(name) {
   let s = scripts.get(name);
   if (s === undefined) {
-    const text = readFileSync(join(__dirname, "lua", `${name}.lua`), "utf8");
+    // After prelude.lua, the functions every script uses (lease/PROTOCOL.md, "Scripts").
+    const read = (file) => readFileSync(join(__dirname, "lua", `${file}.lua`), "utf8");
+    const text = read("prelude") + read(name);
     s = { text, sha: createHash("sha1").update(text).digest("hex") };
     scripts.set(name, s);
   }

@@ -9,11 +9,22 @@ use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
 use std::time::Duration;
 
+/// The source of the script `lua/<name>.lua`, as every client sends it: after
+/// `lua/prelude.lua`, the functions every script uses.
+macro_rules! script {
+    ($name:literal) => {
+        concat!(
+            include_str!("../../lua/prelude.lua"),
+            include_str!(concat!("../../lua/", $name, ".lua"))
+        )
+    };
+}
+
 /// The scripts' sources, each included once.
-const ACQUIRE_SRC: &str = include_str!("../../lua/acquire.lua");
-pub(crate) const RENEW_SRC: &str = include_str!("../../lua/renew.lua");
-const RELEASE_SRC: &str = include_str!("../../lua/release.lua");
-const LIST_SRC: &str = include_str!("../../lua/list.lua");
+const ACQUIRE_SRC: &str = script!("acquire");
+const RENEW_SRC: &str = script!("renew");
+const RELEASE_SRC: &str = script!("release");
+const LIST_SRC: &str = script!("list");
 
 static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(ACQUIRE_SRC));
 static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(RENEW_SRC));

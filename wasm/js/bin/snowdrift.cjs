@@ -179,8 +179,9 @@ function sealerOf(flags, layout) {
   return new Sealer(key, { layout: width, tweak: flags.tweak });
 }
 
-// `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run with EVAL
-// through the few lines of RESP2 it needs, so the command depends on no Redis client.
+// `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run by
+// `snowdrift/redis`'s `list` over the few lines of RESP2 it needs, so the command depends
+// on no Redis client.
 const TIMEOUT_MS = 5000;
 
 /** host and port of `redis://[user:pass@]host[:port]` or `host:port`. */
