@@ -628,6 +628,9 @@ describe("functions", () => {
     const counter = (o) => parseInt(o.toString().slice(18), 16);
     assert.equal(counter(b), (counter(a) + 1) % 0x1000000);
     assert.equal(ObjectId.parse(a.toString()).toString(), a.toString());
+    // Plain data: an ObjectId holds no wasm memory, so it has nothing to free or dispose.
+    assert.equal(a.free, undefined);
+    assert.equal(a[Symbol.dispose], undefined);
   });
 });
 

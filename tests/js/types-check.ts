@@ -65,6 +65,8 @@ const runsOut: number =
 const parsed: bigint = parseId("04W86-BB0G4-007");
 const oid: ObjectId = ObjectId.generate();
 const seconds: number = ObjectId.parse(oid.toString()).timestamp;
+// @ts-expect-error an ObjectId holds no wasm memory: nothing to free
+oid.free();
 
 // snowdrift/browser: the same API plus a persistent generator.
 const browserOptions: OpenOptions = { name: "notes", layout: BROWSER_LAYOUT, node: async () => 3, reserveMs: 5000 };

@@ -547,8 +547,6 @@ function build(module) {
     get timestamp() {
       return this.#timestamp;
     }
-    /** Nothing to release (kept for compatibility: ObjectIds hold no wasm memory). */
-    free() {}
     /** How Node's console and util.inspect show it. */
     [Symbol.for("nodejs.util.inspect.custom")]() {
       return `ObjectId("${this.#hex}")`;
@@ -565,7 +563,6 @@ function build(module) {
   }
   if (typeof Symbol.dispose === "symbol") {
     Snowdrift.prototype[Symbol.dispose] = Snowdrift.prototype.free;
-    ObjectId.prototype[Symbol.dispose] = ObjectId.prototype.free;
   }
 
   return {

@@ -179,7 +179,4 @@ export declare class ObjectId {
   toJSON(): string;
   /** Creation time in Unix seconds. */
   readonly timestamp: number;
-  /** Does nothing: an ObjectId holds no wasm memory (kept for compatibility). */
-  free(): void;
-  [Symbol.dispose](): void;
 }

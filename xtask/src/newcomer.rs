@@ -622,6 +622,9 @@ fn start_redis() -> Result<Child> {
         ));
     }
     let port = REDIS_PORT.to_string();
+    // Its working directory (where a snapshot would go) is a temp one, not the checkout.
+    let dir = std::env::temp_dir().join(format!("snowdrift-newcomer-redis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut child = Command::new("redis-server")
         .args([
             "--port",
@@ -633,6 +636,8 @@ fn start_redis() -> Result<Child> {
             "--appendonly",
             "no",
         ])
+        .arg("--dir")
+        .arg(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

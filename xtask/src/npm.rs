@@ -43,6 +43,8 @@ const BUNDLED: &[&str] = &[
     "host.mjs",
     "check.mjs",
     "lease-rules.mjs",
+    "lease-limits.mjs",
+    "redis-space.mjs",
     "persist.mjs",
     "idb.mjs",
     "worker-events.mjs",
