@@ -36,14 +36,33 @@ fn dist_dir() -> PathBuf {
     www_dir().join("dist")
 }
 
+/// Empties `dist` (made when missing) but for `docs/`, the guides `cargo xtask docs` built
+/// there, which the page links to.
+fn clear_keeping_docs(dist: &Path) -> Result {
+    fs::create_dir_all(dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
+    let entries = fs::read_dir(dist).map_err(|e| format!("cannot list {}: {e}", dist.display()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot list {}: {e}", dist.display()))?
+            .path();
+        if path.file_name().is_some_and(|n| n == "docs") {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        removed.map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// `cargo xtask www`.
 pub fn build() -> Result {
     crate::npm::build()?;
     let (www, dist) = (www_dir(), dist_dir());
-    if dist.exists() {
-        fs::remove_dir_all(&dist).map_err(|e| format!("cannot clear {}: {e}", dist.display()))?;
-    }
-    fs::create_dir_all(&dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
+    clear_keeping_docs(&dist)?;
     let esbuild = tool("esbuild");
     let node_path = tools_dir().join("node_modules");
     let esbuild_args = |entry: &str, out: &str, extra: &[&str]| -> Result<Vec<String>> {
