@@ -33,7 +33,8 @@ commands:
   docs      check the markdown's links and build the guides into a site (mdBook) in
             www/dist/docs/; installs mdbook when missing
   npm       build the npm package into wasm/pkg/
-  www       build the web page (make IDs offline, decode any ID) into www/dist/
+  www       build the web page (make IDs offline, decode any ID) into www/dist/, with the
+            guides it links to in www/dist/docs/
   serve     build the web page and serve www/dist on 127.0.0.1 (`serve --port N`; default 8000)
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 

@@ -1,4 +1,5 @@
-//! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build;
+//! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build,
+//! and the guides it links to into `www/dist/docs/` (mdBook, `crate::docs`);
 //! `cargo xtask serve`: serves it on 127.0.0.1; the `www` test suite.
 //!
 //! The page's module (`www/src/app.js`) imports `snowdrift/browser`; esbuild bundles it
@@ -36,33 +37,14 @@ fn dist_dir() -> PathBuf {
     www_dir().join("dist")
 }
 
-/// Empties `dist` (made when missing) but for `docs/`, the guides `cargo xtask docs` built
-/// there, which the page links to.
-fn clear_keeping_docs(dist: &Path) -> Result {
-    fs::create_dir_all(dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
-    let entries = fs::read_dir(dist).map_err(|e| format!("cannot list {}: {e}", dist.display()))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| format!("cannot list {}: {e}", dist.display()))?
-            .path();
-        if path.file_name().is_some_and(|n| n == "docs") {
-            continue;
-        }
-        let removed = if path.is_dir() {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
-        };
-        removed.map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
 /// `cargo xtask www`.
 pub fn build() -> Result {
     crate::npm::build()?;
     let (www, dist) = (www_dir(), dist_dir());
-    clear_keeping_docs(&dist)?;
+    if dist.exists() {
+        fs::remove_dir_all(&dist).map_err(|e| format!("cannot clear {}: {e}", dist.display()))?;
+    }
+    fs::create_dir_all(&dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
     let esbuild = tool("esbuild");
     let node_path = tools_dir().join("node_modules");
     let esbuild_args = |entry: &str, out: &str, extra: &[&str]| -> Result<Vec<String>> {
@@ -132,7 +114,9 @@ pub fn build() -> Result {
         &[&minify[..], &[format!("--outfile={sw}")]].concat(),
         &[],
     )?;
-    print_sizes(&dist)
+    print_sizes(&dist)?;
+    // The guides, which the page links to (`docs/`): not part of the page's first load.
+    crate::docs::build_site()
 }
 
 fn run_esbuild(esbuild: &Path, args: &[String], env: &[(&str, &str)]) -> Result {
