@@ -83,7 +83,73 @@ pub fn test() -> Result {
     )?;
     // The doctests run with the crates' other tests: the core's in the `core` suite, the
     // lease crate's in `fleet`.
-    build()
+    build()?;
+    check_site(&root().join("www/dist/docs"))
+}
+
+/// Every local `href` and `src` of the built site names a file of it, and every anchor an
+/// `id` in that file: what the staging's rewriting promises.
+fn check_site(dir: &Path) -> Result {
+    let mut broken = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut pages = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "html") {
+            pages.push(path);
+        }
+    }
+    let read =
+        |p: &Path| fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    for page in &pages {
+        let html = read(page)?;
+        for target in attributes(&html, &["href=\"", "src=\""]) {
+            let Some((path, anchor)) = local(target) else {
+                continue;
+            };
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path.split('?').next().unwrap_or(path))
+            };
+            let name = page.file_name().unwrap_or_default().to_string_lossy();
+            if !file.exists() {
+                broken.push(format!("{name}: {target}: no such file"));
+            } else if let Some(anchor) = anchor.filter(|a| !a.is_empty())
+                && file.extension().is_some_and(|e| e == "html")
+                && !attributes(&read(&file)?, &["id=\""]).contains(&anchor)
+            {
+                broken.push(format!("{name}: {target}: no element with that id"));
+            }
+        }
+    }
+    eprintln!("{} pages of the site checked", pages.len());
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the site has {} broken link(s):\n{}",
+            broken.len(),
+            broken.join("\n")
+        ))
+    }
+}
+
+/// The values of the given attributes (`href="`) in HTML, in order.
+fn attributes<'a>(html: &'a str, names: &[&str]) -> Vec<&'a str> {
+    let mut found = Vec::new();
+    for name in names {
+        let mut rest = html;
+        while let Some(at) = rest.find(name) {
+            rest = &rest[at + name.len()..];
+            if let Some(end) = rest.find('"') {
+                found.push(&rest[..end]);
+            }
+        }
+    }
+    found
 }
 
 /// Installs mdBook at `MDBOOK_VERSION` unless `mdbook --version` already says it.
@@ -561,6 +627,35 @@ mod tests {
             "{anchor}"
         );
         assert!(check("docs/clocks.md", "../../outside.md").is_err());
+    }
+
+    #[test]
+    fn the_built_site_is_checked_for_missing_pages_and_ids() {
+        let dir = std::env::temp_dir().join(format!("snowdrift-site-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let page = |name: &str, html: &str| fs::write(dir.join(name), html).unwrap();
+        page(
+            "a.html",
+            r##"<h2 id="costs">Costs</h2><a href="b.html#top">b</a><a href="#costs">here</a><a href="https://x.y/">x</a>"##,
+        );
+        page("b.html", r#"<p id="top"></p><img src="a.html">"#);
+        assert_eq!(check_site(&dir), Ok(()));
+        page(
+            "b.html",
+            r##"<p id="bottom"></p><a href="c.html">c</a><a href="#nowhere">n</a>"##,
+        );
+        let err = check_site(&dir).unwrap_err();
+        fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            err.contains("a.html: b.html#top: no element with that id"),
+            "{err}"
+        );
+        assert!(err.contains("b.html: c.html: no such file"), "{err}");
+        assert!(
+            err.contains("b.html: #nowhere: no element with that id"),
+            "{err}"
+        );
+        assert!(err.contains("3 broken link(s)"), "{err}");
     }
 
     #[test]
