@@ -126,15 +126,19 @@ fn check_site(dir: &Path) -> Result {
         }
     }
     eprintln!("{} pages of the site checked", pages.len());
+    report("the site has", broken)
+}
+
+/// `Ok` for no broken links, else an error listing them.
+fn report(what: &str, broken: Vec<String>) -> Result {
     if broken.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "the site has {} broken link(s):\n{}",
-            broken.len(),
-            broken.join("\n")
-        ))
+        return Ok(());
     }
+    Err(format!(
+        "{what} {} broken link(s):\n{}",
+        broken.len(),
+        broken.join("\n")
+    ))
 }
 
 /// The values of the given attributes (`href="`) in HTML, in order.
@@ -212,15 +216,7 @@ pub fn check_links() -> Result {
         }
     }
     eprintln!("{count} links in {} files checked", files.len());
-    if broken.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} broken link(s):\n{}",
-            broken.len(),
-            broken.join("\n")
-        ))
-    }
+    report("the markdown has", broken)
 }
 
 /// Whether a link target written in the repository file `from` resolves: a URL is not
