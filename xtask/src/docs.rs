@@ -37,6 +37,8 @@ const CHECKED: &[&str] = &[
     "CONTRIBUTING.md",
     "core/README.md",
     "wasm/README.md",
+    "embedded-example/README.md",
+    "www/README.md",
 ];
 
 /// `cargo xtask docs`: checks the links, then builds the site.
