@@ -17,6 +17,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The restart rule
+//! A generator with a fixed node id under the default [`Policy::Borrow`] runs up to
+//! `max_ahead_ms` (1 s by default) ahead of the clock under load, and a clock can be set
+//! back. A process restarted with that node id sooner than that repeats IDs, unless it
+//! resumes after a persisted mark ([`IdGenerator::resume_after_ms`], with the mark stored
+//! ahead of the IDs and the generator fenced there by [`IdGenerator::set_fence_ms`]) or
+//! takes its node id from a lease (the crate `snowdrift-lease`). The crate's README shows
+//! the mark kept in a file.
+//!
 //! # What is in the box
 //! - [`Layout`]: field widths, time unit, epoch; presets for Twitter, Discord, Sonyflake,
 //!   Instagram, Baidu, snowdrift's [`Layout::DEFAULT`] and [`Layout::JS53`] (53 bits: IDs

@@ -3,6 +3,7 @@
 mod baseline;
 mod bench;
 mod demo;
+mod docs;
 mod edge;
 mod firmware;
 mod fleet;
@@ -29,8 +30,11 @@ commands:
             print the records; `firmware --size`: flash and RAM the core adds
   fuzz      fuzz the core with cargo fuzz (libFuzzer): `fuzz [TARGET] [--seconds N] [--merge]`,
             60 s per target by default; installs nightly and cargo-fuzz when missing
+  docs      check the markdown's links and build the guides into a site (mdBook) in
+            www/dist/docs/; installs mdbook when missing
   npm       build the npm package into wasm/pkg/
-  www       build the web page (make IDs offline, decode any ID) into www/dist/
+  www       build the web page (make IDs offline, decode any ID) into www/dist/, with the
+            guides it links to in www/dist/docs/
   serve     build the web page and serve www/dist on 127.0.0.1 (`serve --port N`; default 8000)
   vectors   regenerate tests/vectors/*.json (python3 tests/vectors/generate.py)";
 
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("firmware") => firmware::run(&args[1..]),
         Some("fuzz") => fuzz::run_command(&args[1..]),
+        Some("docs") => docs::build(),
         Some("npm") => npm::build(),
         Some("www") => www::build(),
         Some("serve") => www::serve(&args[1..]),
