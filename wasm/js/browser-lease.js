@@ -35,8 +35,10 @@ import {
   optInt,
   options as checkOptions,
   strArg,
+  textArg,
   wrongType,
 } from "./check.mjs";
+import { MAX_SPACE_NAME } from "./lease-limits.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
 import { Backoff, decide, layoutFacts, leaseGenerator, newToken, pastFence, usable } from "./lease-rules.mjs";
 import { persistence } from "./persist.mjs";
@@ -198,10 +200,7 @@ export async function openLeased(options) {
   } catch {
     throw new RangeError(`lease ${describe(options.lease)} is not a URL`);
   }
-  const space = strArg("space", options.space);
-  if (space.length === 0 || space.length > 1024) {
-    throw new RangeError(`space ${describe(space)} has ${space.length} characters (allowed 1..=1024)`);
-  }
+  const space = textArg("space", options.space, 1, MAX_SPACE_NAME);
   const name = options.name === undefined ? space : strArg("name", options.name);
   if (name === "") throw new RangeError("name must not be empty");
   // The layout the app expects, if it says: the server's space must have it.

@@ -76,6 +76,15 @@ export function strArg(what, v) {
   return v;
 }
 
+/** A string of `min..=max` characters. */
+export function textArg(what, v, min, max) {
+  strArg(what, v);
+  if (v.length < min || v.length > max) {
+    throw new RangeError(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
+  }
+  return v;
+}
+
 /** One of the strings `allowed`. */
 export function oneOf(what, v, allowed) {
   if (!allowed.includes(strArg(what, v))) {

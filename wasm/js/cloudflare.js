@@ -25,7 +25,7 @@
 // first ttl + skew ms is fenced after that window, beyond anything a holder of the lost
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
-import { describe, intArg, strArg, wrongType } from "./check.mjs";
+import { describe, intArg, strArg, textArg, wrongType } from "./check.mjs";
 import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
 import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import * as api from "./workerd.js";
@@ -75,15 +75,6 @@ const SCHEMA = [
   )`,
   "CREATE INDEX IF NOT EXISTS snowdrift_leases_by_fence ON snowdrift_leases (space, fence, node)",
 ];
-
-/** A string of `min..=max` characters. */
-function textArg(what, v, min, max) {
-  strArg(what, v);
-  if (v.length < min || v.length > max) {
-    throw new RangeError(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
-  }
-  return v;
-}
 
 /** The argument object of a call. */
 function request(what, v) {

@@ -20,7 +20,7 @@
 // The runtime's API (`Snowdrift`, `layoutInfo`, `maxIdAt`) is passed in, as the lease
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
-import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { describe, intArg, optFn, optInt, options as checkOptions, textArg, wrongType } from "./check.mjs";
 import { MAX_HOLDER, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import {
   Backoff,
@@ -117,11 +117,7 @@ function spacesArg(api, spaces) {
   }
   const out = new Map();
   for (const [name, s] of Object.entries(spaces)) {
-    if (name.length === 0 || name.length > MAX_SPACE_NAME) {
-      throw new RangeError(
-        `space name ${describe(name)} has ${name.length} characters (allowed 1..=${MAX_SPACE_NAME})`,
-      );
-    }
+    textArg("space name", name, 1, MAX_SPACE_NAME);
     const o = checkOptions(`space ${describe(name)}`, s, SPACE_OPTIONS);
     const layout = o.layout ?? "default";
     const facts = layoutFacts(api, layout);
@@ -187,15 +183,6 @@ async function readBody(request, timeoutMs) {
     throw badRequest(wrongType("the request body", "a JSON object", body));
   }
   return body;
-}
-
-/** A string of `min..=max` characters. */
-function textArg(what, v, min, max) {
-  strArg(what, v);
-  if (v.length < min || v.length > max) {
-    throw new RangeError(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
-  }
-  return v;
 }
 
 /** `leaseHandler` and `nodeListener` over the runtime's API. */
