@@ -50,7 +50,9 @@ import {
   numberId,
   numberRefused,
   options as checkOptions,
+  outOfRange,
 } from "./check.mjs";
+import { errorCodes, withCode } from "./error-codes.mjs";
 // The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
 // offsets): written by `cargo xtask npm` from wasm/src/shared.rs.
 import {
@@ -87,6 +89,7 @@ import {
   BATCH_CAP,
   IO_NUM,
   IO_ERR_KIND,
+  IO_ERR_CODE,
   IO_ERR_LEN,
   IO_ERR,
   IO_TEXT,
@@ -218,7 +221,7 @@ function build(module) {
       return error;
     }
     const message = decoder.decode(u8.subarray(io + IO_ERR, io + IO_ERR + u32[(io + IO_ERR_LEN) >> 2]));
-    return kind === ERR_RANGE ? new RangeError(message) : new Error(message);
+    return withCode(kind === ERR_RANGE ? new RangeError(message) : new Error(message), u32[(io + IO_ERR_CODE) >> 2]);
   }
   const errorKind = () => u32[(io + IO_ERR_KIND) >> 2];
 
@@ -249,13 +252,21 @@ function build(module) {
     }
     return written;
   }
-  const parseError = (form, input) => new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
+  /** The core's error (a value out of range, a text form), as a RangeError that names
+   * what it was about, with the core's code. */
+  const reworded = (message) => {
+    const e = takeError();
+    const out = new RangeError(`${message}: ${e.message}`);
+    if (e.code !== undefined) out.code = e.code;
+    return out;
+  };
+  const parseError = (form, input) => reworded(`invalid ${form} id ${describe(input)}`);
 
   /** An ID argument: a `bigint` in 0..=2^64-1, its decimal string, or a `number` in 0..=2^53-1. */
   function idArg(what, v) {
     if (typeof v === "bigint") {
       if (v >= 0n && v <= MAX_ID) return v;
-      throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
+      throw outOfRange(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }
     if (typeof v === "string") return idOut(parse_decimal(textIn(what, v)), () => parseError("decimal", v));
     if (typeof v === "number") return numberId(what, v);
@@ -302,7 +313,7 @@ function build(module) {
         ? ORDER_NODE_SEQUENCE
         : ORDER_SEQUENCE_NODE;
     const ptr = layout_custom(timeBits, n ?? 0, d ?? 0, wk ?? 0, split ? 1 : 0, sequenceBits, unitMs, epochMs, order);
-    if (ptr === 0) throw new RangeError(`invalid layout: ${takeError().message}`);
+    if (ptr === 0) throw reworded("invalid layout");
     return ptr;
   }
 
@@ -568,6 +579,7 @@ function build(module) {
   return {
     Snowdrift,
     ObjectId,
+    errorCodes,
     /** `decode(id, layout?)`: the parts of an ID (default layout unless given). */
     decode(id, layout) {
       return decodeWith(layout === undefined ? DEFAULT : layoutArg(layout), id);
@@ -656,7 +668,7 @@ function build(module) {
       if (/^-\d+$/.test(t)) {
         const v = BigInt(t);
         if (v < -(1n << 63n))
-          throw new RangeError(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
+          throw outOfRange(`id ${t} is below the smallest signed 64-bit number (-9223372036854775808)`);
         return BigInt.asUintN(64, v);
       }
       if (/^\d+$/.test(t)) return idArg("id", t);

@@ -39,8 +39,19 @@ import { workerEvents } from "./worker-events.mjs";
 // In a worker, events that arrive while the package loads are kept for the handlers the
 // worker's module sets (worker-events.mjs): the core is imported after.
 const early = workerEvents();
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
-  await import("./index.js");
+export const {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  parseId,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  errorCodes,
+} = await import("./index.js");
 early?.release();
 
 const MAX_U32 = 4294967295;

@@ -5,6 +5,17 @@
 // 0..=1023", "maxNodes 1.5 is not an integer (allowed 1..=1024)"), and for an option name
 // that is not one ("unknown Snowdrift option \"nod\" (allowed: ...)"). `cargo xtask npm`
 // bundles it into each of them.
+//
+// A number outside its range is a RangeError with the code `"OutOfRange"`, as the core
+// has it (`error-codes.mjs` says what codes are); a wrong type, an unknown option or a
+// value outside a list of names has no `code`.
+
+/** A RangeError with the code `"OutOfRange"`: a value outside its allowed range. */
+export function outOfRange(message) {
+  const error = new RangeError(message);
+  error.code = "OutOfRange";
+  return error;
+}
 
 /** A value as a user would write it, for messages. */
 export function describe(v) {
@@ -28,7 +39,7 @@ export function intError(what, x, min, max) {
   // As the core sees it: finite values beyond ±2^63 are not integers it could take.
   const fraction = Number.isFinite(x) && (!Number.isInteger(x) || Math.abs(x) > 2 ** 63);
   if (x >= min && x <= max && !fraction) return undefined;
-  return new RangeError(
+  return outOfRange(
     fraction
       ? `${what} ${describe(x)} is not an integer (allowed ${min}..=${max})`
       : `${what} ${describe(x)} is outside the allowed range ${min}..=${max}`,
@@ -55,7 +66,7 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
  * a RangeError says so rather than take another ID. */
 export function numberId(what, v) {
   if (v > MAX_SAFE && v !== Number.POSITIVE_INFINITY) {
-    throw new RangeError(
+    throw outOfRange(
       `${what} ${describe(v)} is above 2^53 - 1 (${MAX_SAFE}): a Number cannot hold it exactly, so it may have lost precision; pass the ID as a bigint or a decimal string`,
     );
   }
@@ -80,7 +91,7 @@ export function strArg(what, v) {
 export function textArg(what, v, min, max) {
   strArg(what, v);
   if (v.length < min || v.length > max) {
-    throw new RangeError(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
+    throw outOfRange(`${what} ${describe(v)} has ${v.length} characters (allowed ${min}..=${max})`);
   }
   return v;
 }

@@ -18,6 +18,21 @@ export interface LayoutSpec {
 
 export type Layout = LayoutName | LayoutSpec;
 
+/** The `code` an error carries: the name of the core's error kind (`ErrorKind`, then
+ * `ParseErrorKind`, in the Rust crate), written in when the package is built. Errors the
+ * package's own checks make carry `"OutOfRange"` for a value outside its range and no
+ * code for a wrong type or an unknown name. */
+export type ErrorCode = "@ERROR_CODES";
+
+/** Every `ErrorCode`. */
+export declare const errorCodes: readonly ErrorCode[];
+
+/** An error the package throws (a `RangeError`, `TypeError` or `Error`), with the code of
+ * its kind when it has one: `if (e.code === "PastFence") ...`. */
+export interface SnowdriftError extends Error {
+  code?: ErrorCode;
+}
+
 /**
  * An ID as the functions that take one accept it: a `bigint` (0..=2^64-1), its decimal
  * string, or a `number` that holds it exactly (an integer in 0..=2^53-1; a larger one may

@@ -5,5 +5,16 @@ import { create } from "./api.mjs";
 
 const url = new URL("./snowdrift.wasm", import.meta.url);
 const wasm = await WebAssembly.compile(await (await fetch(url)).arrayBuffer());
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
-  create(wasm);
+export const {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  parseId,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  errorCodes,
+} = create(wasm);

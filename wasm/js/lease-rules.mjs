@@ -43,9 +43,8 @@ export function layoutFacts(api, layout) {
   return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
 }
 
-/** Whether `e` is the generator's refusal at its fence (the core's `PastFence`, in
- * core/src/error.rs: `next ID at ... ms is not before the fence at ... ms`). */
-export const pastFence = (e) => /^next ID at \d+ ms is not before the fence at \d+ ms$/.test(e?.message ?? "");
+/** Whether `e` is the generator's refusal at its fence (the core's `PastFence`). */
+export const pastFence = (e) => e?.code === "PastFence";
 
 /** The protocol's code word of a store's error (`LEASED`, `CONFIG`, `LOST`), if any. */
 export const codeOf = (e) => CODE.exec(e?.message ?? "")?.[1];

@@ -4,5 +4,16 @@ import { create } from "./api.mjs";
 import { compileBase64, shared } from "./node-wasm.mjs";
 import wasm from "./snowdrift.wasm.mjs";
 
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
-  shared("main", () => create(compileBase64(wasm)));
+export const {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  parseId,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  errorCodes,
+} = shared("main", () => create(compileBase64(wasm)));

@@ -17,13 +17,10 @@ import {
   seal_text,
   open_text,
 } from "./snowdrift_seal_wasm.js";
-import { describe, wrongType, numberId, options as checkOptions, oneOf } from "./check.mjs";
-
-// The seal module's buffer offsets (wasm/seal/src/lib.rs, checked there at compile time).
-const ERR_LEN = 0;
-const ERR = 4;
-const DATA = 200;
-const DATA_CAP = 1024;
+import { describe, wrongType, numberId, options as checkOptions, oneOf, outOfRange } from "./check.mjs";
+import { withCode } from "./error-codes.mjs";
+// The seal module's buffer offsets (wasm/seal/src/shared.rs, written by the build).
+import { DATA, DATA_CAP, ERR, ERR_CODE, ERR_LEN } from "./seal-constants.mjs";
 const MAX_ID = 0xffffffffffffffffn;
 const FORMS = ["decimal", "hex", "base32", "base62"];
 const FREED = 0xffffffff; // no entry: the module answers "this sealer was freed"
@@ -42,6 +39,10 @@ function build(module) {
   const bytes = () => (u8.byteLength === 0 ? (u8 = new Uint8Array(w.memory.buffer)) : u8);
   const errLen = () => new DataView(w.memory.buffer).getUint32(io + ERR_LEN, true);
   const lastError = () => decoder.decode(bytes().slice(io + ERR, io + ERR + errLen()));
+  /** The RangeError of the last error: `message` (the module's own by default), with the
+   * code of its core kind. */
+  const rangeError = (message = lastError()) =>
+    withCode(new RangeError(message), new DataView(w.memory.buffer).getUint32(io + ERR_CODE, true));
   const dataOut = (n) => decoder.decode(bytes().subarray(io + DATA, io + DATA + n));
 
   const presets = [];
@@ -50,7 +51,7 @@ function build(module) {
   /** A result of `seal`/`open`: the bits as an unsigned bigint, or the recorded error. */
   function idOut(r, what, v) {
     if (r >= 0n) return r;
-    if (r === -1n && errLen() !== 0) throw new RangeError(`cannot ${what} ${describe(v)}: ${lastError()}`);
+    if (r === -1n && errLen() !== 0) throw rangeError(`cannot ${what} ${describe(v)}: ${lastError()}`);
     return BigInt.asUintN(64, r);
   }
 
@@ -82,7 +83,7 @@ function build(module) {
     if (typeof v === "number") return numberId(what, v);
     if (typeof v !== "bigint") throw wrongType(what, "a bigint or a number", v);
     if (v < 0n || v > MAX_ID) {
-      throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
+      throw outOfRange(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }
     return v;
   }
@@ -129,7 +130,7 @@ function build(module) {
       const entry = sealer_new(name.length, keyBytes.length, tweak.length, wide);
       // No copy of the key stays here (through a fresh view: the call may have grown memory).
       bytes().fill(0, io + DATA, io + DATA + total);
-      if (entry < 0) throw new RangeError(lastError());
+      if (entry < 0) throw rangeError();
       this.#entry = entry;
       registry?.register(this, entry, this);
     }
@@ -152,7 +153,7 @@ function build(module) {
     /** The sealed form of `id` as text (`"base62"`: 11 characters, the default). */
     sealString(id, form = "base62") {
       const n = seal_text(this.#entry, idArg("id", id), formCode(form));
-      if (n === 0) throw new RangeError(`cannot seal ${describe(id)}: ${lastError()}`);
+      if (n === 0) throw rangeError(`cannot seal ${describe(id)}: ${lastError()}`);
       return dataOut(n);
     }
 
@@ -164,7 +165,7 @@ function build(module) {
       const { written } = encoder.encodeInto(text, bytes().subarray(io + DATA, io + DATA + 256));
       const r = open_text(this.#entry, written, code);
       if (r === -1n && errLen() !== 0) {
-        throw new RangeError(`cannot open ${form} id ${describe(text)}: ${lastError()}`);
+        throw rangeError(`cannot open ${form} id ${describe(text)}: ${lastError()}`);
       }
       return BigInt.asUintN(64, r);
     }

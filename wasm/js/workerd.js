@@ -3,5 +3,16 @@
 import wasm from "./snowdrift.wasm";
 import { create } from "./api.mjs";
 
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
-  create(wasm);
+export const {
+  Snowdrift,
+  ObjectId,
+  decode,
+  compose,
+  toBase32,
+  fromBase32,
+  parseId,
+  minIdAt,
+  maxIdAt,
+  layoutInfo,
+  errorCodes,
+} = create(wasm);

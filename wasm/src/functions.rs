@@ -8,7 +8,7 @@ use core::cell::UnsafeCell;
 use snowdrift::{Layout, Order, Parts, text};
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::io::{self, ERR_RANGE, fail, id_result, text_in, text_out};
+use crate::io::{self, fail_parse, fail_range, id_result, text_in, text_out};
 use crate::shared::*;
 
 struct CustomLayout(UnsafeCell<Layout>);
@@ -77,7 +77,7 @@ pub fn layout_custom(
             CUSTOM.0.get()
         }
         Err(e) => {
-            fail(ERR_RANGE, e.message().as_bytes());
+            fail_range(e);
             core::ptr::null()
         }
     }
@@ -127,7 +127,7 @@ pub unsafe fn node_from(layout: *const Layout, datacenter: f64, worker: f64) -> 
     match unsafe { &*layout }.node_from(datacenter as u64, worker as u64) {
         Ok(node) => node as f64,
         Err(e) => {
-            fail(ERR_RANGE, e.message().as_bytes());
+            fail_range(e);
             -1.0
         }
     }
@@ -162,7 +162,7 @@ pub unsafe fn decode(layout: *const Layout, id: i64) -> i32 {
             kind
         }
         Err(e) => {
-            fail(ERR_RANGE, e.message().as_bytes());
+            fail_range(e);
             -1
         }
     }
@@ -181,9 +181,7 @@ pub unsafe fn compose(layout: *const Layout, time_ms: f64, node: f64, sequence: 
         sequence: sequence as u64,
     };
     // SAFETY: the caller's contract (a layout from `layout_preset` or `layout_custom`).
-    id_result(unsafe { &*layout }.compose(parts), |e| {
-        fail(ERR_RANGE, e.message().as_bytes())
-    })
+    id_result(unsafe { &*layout }.compose(parts), fail_range)
 }
 
 /// The smallest (`max` 0) or largest (`max` 1) ID any node makes in the tick of
@@ -201,7 +199,7 @@ pub unsafe fn id_at(layout: *const Layout, time_ms: f64, max: u32) -> i64 {
     } else {
         l.max_id_at(ms)
     };
-    id_result(id, |e| fail(ERR_RANGE, e.message().as_bytes()))
+    id_result(id, fail_range)
 }
 
 /// Writes the 13 Crockford base32 characters of `id` into the text buffer.
@@ -213,16 +211,12 @@ pub fn to_base32(id: i64) -> u32 {
 /// Parses the base32 text of `len` bytes in the text buffer, or -1 with the error recorded.
 #[wasm_bindgen]
 pub fn from_base32(len: u32) -> i64 {
-    id_result(text::parse_base32(text_in(len)), |e| {
-        fail(ERR_RANGE, e.message().as_bytes())
-    })
+    id_result(text::parse_base32(text_in(len)), fail_parse)
 }
 
 /// Parses the decimal text of `len` bytes in the text buffer, or -1 with the error
 /// recorded.
 #[wasm_bindgen]
 pub fn parse_decimal(len: u32) -> i64 {
-    id_result(text::parse_decimal(text_in(len)), |e| {
-        fail(ERR_RANGE, e.message().as_bytes())
-    })
+    id_result(text::parse_decimal(text_in(len)), fail_parse)
 }

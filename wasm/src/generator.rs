@@ -55,7 +55,7 @@ pub unsafe fn gen_new(
                 generator,
             });
             if block.is_null() {
-                crate::io::fail(crate::io::ERR_PLAIN, b"out of memory");
+                crate::io::fail(crate::io::ERR_PLAIN, 0, b"out of memory");
             }
             block
         }
@@ -78,6 +78,7 @@ fn refused() -> bool {
 fn refuse() -> bool {
     io::fail(
         io::ERR_PLAIN,
+        0,
         b"a clock function must not call a snowdrift generator",
     );
     true

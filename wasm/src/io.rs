@@ -3,6 +3,8 @@
 use core::cell::UnsafeCell;
 use wasm_bindgen::prelude::wasm_bindgen;
 
+use crate::codes::{error_code, parse_code};
+
 pub use crate::shared::{BATCH_CAP, ERR_PLAIN, ERR_RANGE, ERR_WOULD_BLOCK, TEXT_CAP};
 /// Capacity of the error message buffer, in bytes (every core message is far shorter).
 const MESSAGE_CAP: usize = 256;
@@ -14,6 +16,9 @@ pub struct Io {
     pub num: [f64; 5],
     /// The kind of the last error (0: none).
     pub err_kind: u32,
+    /// The number of the last error's core kind (`codes.rs`; 0: an error of this module's
+    /// own, without a code).
+    pub err_code: u32,
     /// Length of the last error message.
     pub err_len: u32,
     /// The last error message, UTF-8.
@@ -33,6 +38,7 @@ unsafe impl Sync for Shared {}
 static IO: Shared = Shared(UnsafeCell::new(Io {
     num: [0.0; 5],
     err_kind: 0,
+    err_code: 0,
     err_len: 0,
     err: [0; MESSAGE_CAP],
     text: [0; TEXT_CAP],
@@ -77,8 +83,9 @@ pub fn text_out(s: &[u8]) -> u32 {
     n
 }
 
-/// Records an error of `kind` with the core's message `msg` (UTF-8).
-pub fn fail(kind: u32, msg: &[u8]) {
+/// Records an error of `kind` (an `ERR_*`) with the core kind's number `code` (0: none)
+/// and the message `msg` (UTF-8).
+pub fn fail(kind: u32, code: u32, msg: &[u8]) {
     let io = io();
     let mut n = 0;
     for (to, &from) in io.err.iter_mut().zip(msg) {
@@ -87,6 +94,7 @@ pub fn fail(kind: u32, msg: &[u8]) {
     }
     io.err_len = n;
     io.err_kind = kind;
+    io.err_code = code;
 }
 
 /// A flag in a static (one thread per module instance, see `Shared`).
@@ -117,7 +125,17 @@ pub fn fail_gen(e: snowdrift::Error) {
         ErrorKind::WouldBlock => ERR_WOULD_BLOCK,
         _ => ERR_PLAIN,
     };
-    fail(kind, e.message().as_bytes());
+    fail(kind, error_code(e.kind()), e.message().as_bytes());
+}
+
+/// Records a core error about a layout or a value as a `RangeError`.
+pub fn fail_range(e: snowdrift::Error) {
+    fail(ERR_RANGE, error_code(e.kind()), e.message().as_bytes());
+}
+
+/// Records a rejected text form as a `RangeError`.
+pub fn fail_parse(e: snowdrift::ParseError) {
+    fail(ERR_RANGE, parse_code(e.kind()), e.message().as_bytes());
 }
 
 /// An ID result for JS: the bits as `i64`; an ID with the top bit set reads as negative,
@@ -145,9 +163,10 @@ pub fn id_result<E>(r: Result<u64, E>, on_err: impl FnOnce(E)) -> i64 {
 // The offsets `wasm/js/api.mjs` reads at: the `IO_*` of shared.rs, which the build writes
 // into its constants module.
 const _: () = {
-    use crate::shared::{IO_BATCH, IO_ERR, IO_ERR_KIND, IO_ERR_LEN, IO_NUM, IO_TEXT};
+    use crate::shared::{IO_BATCH, IO_ERR, IO_ERR_CODE, IO_ERR_KIND, IO_ERR_LEN, IO_NUM, IO_TEXT};
     assert!(core::mem::offset_of!(Io, num) == IO_NUM);
     assert!(core::mem::offset_of!(Io, err_kind) == IO_ERR_KIND);
+    assert!(core::mem::offset_of!(Io, err_code) == IO_ERR_CODE);
     assert!(core::mem::offset_of!(Io, err_len) == IO_ERR_LEN);
     assert!(core::mem::offset_of!(Io, err) == IO_ERR);
     assert!(core::mem::offset_of!(Io, text) == IO_TEXT);

@@ -7,7 +7,8 @@
 //! as `i64` (a JS `bigint`, never converted), small integers as `f64` or `u32`, layouts and
 //! generators as wasm addresses. No export returns a `Result` or takes a class: a call that
 //! can fail returns a sentinel (`-1`, or a null address) and records the error in [`io`]:
-//! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]) and the core's message. The
+//! its kind ([`ERR_RANGE`], [`ERR_PLAIN`], [`ERR_WOULD_BLOCK`]), the number of the core's
+//! error kind (`codes.rs`, which JS names as the error's `code`) and the core's message. The
 //! numbers both sides use (kinds, codes, fields, offsets) are in `shared.rs`, from which the
 //! build writes JS's copy. As
 //! `-1` is also the bit pattern of the ID 2^64-1, JS reads the kind before it believes a
@@ -35,6 +36,7 @@ compile_error!(
 );
 
 mod clock;
+mod codes;
 mod functions;
 mod generator;
 mod io;

@@ -7,7 +7,7 @@ use snowdrift::{ObjectId, ObjectIdGenerator};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 use crate::clock::{DateNow, fill_random};
-use crate::io::{ERR_RANGE, fail, fail_gen, text_in, text_out};
+use crate::io::{fail_gen, fail_parse, text_in, text_out};
 
 struct Shared(UnsafeCell<Option<ObjectIdGenerator<DateNow>>>);
 // SAFETY: one thread per module instance (see lib.rs).
@@ -46,7 +46,7 @@ pub fn objectid_parse(len: u32) -> f64 {
     match ObjectId::parse(text_in(len)) {
         Ok(id) => put(id),
         Err(e) => {
-            fail(ERR_RANGE, e.message().as_bytes());
+            fail_parse(e);
             -1.0
         }
     }

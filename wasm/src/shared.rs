@@ -82,14 +82,16 @@ pub const BATCH_CAP: usize = 4096;
 pub const IO_NUM: usize = 0;
 /// Offset of the last error's kind (`u32`).
 pub const IO_ERR_KIND: usize = 40;
+/// Offset of the number of the last error's core kind (`u32`, see `codes.rs`).
+pub const IO_ERR_CODE: usize = 44;
 /// Offset of the last error message's length (`u32`).
-pub const IO_ERR_LEN: usize = 44;
+pub const IO_ERR_LEN: usize = 48;
 /// Offset of the last error message (UTF-8).
-pub const IO_ERR: usize = 48;
+pub const IO_ERR: usize = 52;
 /// Offset of the text buffer.
-pub const IO_TEXT: usize = 304;
+pub const IO_TEXT: usize = 308;
 /// Offset of the batch buffer (`u64`s).
-pub const IO_BATCH: usize = 4400;
+pub const IO_BATCH: usize = 4408;
 
 /// `id_at`'s choice: the smallest ID of the tick.
 pub const ID_AT_MIN: u32 = 0;

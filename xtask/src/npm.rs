@@ -18,7 +18,10 @@
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
 //! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
 //! kinds, policy codes, fact fields, buffer offsets) are kept once, in
-//! `wasm/src/shared.rs`, and written into `constants.mjs` here. The tools (esbuild,
+//! `wasm/src/shared.rs` (the seal module's in `wasm/seal/src/shared.rs`), and written into
+//! `constants.mjs` (`seal-constants.mjs`) here; the names of the core's error kinds, which
+//! JS errors carry as `code`, are read from `core/src/error.rs` into `codes.mjs` and the
+//! types' `ErrorCode`, in the order `wasm/src/codes.rs` numbers them. The tools (esbuild,
 //! terser, wasm-opt, and Biome for the lint suite) are installed in `xtask/js/` from its
 //! lockfile; the tests' own packages in `tests/js/`.
 //!
@@ -42,6 +45,7 @@ const BUNDLED: &[&str] = &[
     "api.mjs",
     "host.mjs",
     "check.mjs",
+    "error-codes.mjs",
     "lease-rules.mjs",
     "lease-limits.mjs",
     "redis-space.mjs",
@@ -190,7 +194,9 @@ pub fn build() -> Result {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     copy_dir(&root().join("wasm/js"), &stage, &[])?;
-    write_constants(&stage.join("constants.mjs"))?;
+    write_constants("wasm/src/shared.rs", &stage.join("constants.mjs"))?;
+    write_constants("wasm/seal/src/shared.rs", &stage.join("seal-constants.mjs"))?;
+    write_codes(&stage.join("codes.mjs"))?;
     // The main module, and `snowdrift/seal`'s module apart from it (AES stays out of the
     // default entry).
     for (name, out) in [
@@ -278,6 +284,7 @@ pub fn build() -> Result {
         }
     }
     fill_preset_names(&pkg)?;
+    fill_error_codes(&pkg)?;
     fill_version(&pkg)?;
     fs::copy(root().join("wasm/README.md"), pkg.join("README.md"))
         .map_err(|e| format!("cannot copy README: {e}"))?;
@@ -323,30 +330,129 @@ fn glue(wasm: &Path, name: &str, stage: &Path, out: &Path) -> Result {
     )
 }
 
-/// The numbers the wasm exports and `api.mjs` share, kept once in `wasm/src/shared.rs`
-/// (`pub const NAME: TYPE = VALUE;`), written as the ES module `api.mjs` imports them from.
-fn write_constants(out: &Path) -> Result {
-    let source = root().join("wasm/src/shared.rs");
-    let text = fs::read_to_string(&source)
-        .map_err(|e| format!("cannot read {}: {e}", source.display()))?;
-    let mut js =
-        String::from("// Written by `cargo xtask npm` from wasm/src/shared.rs: edit that file.\n");
-    for line in text.lines().filter(|l| l.starts_with("pub const ")) {
+/// The numbers a wasm module exports and its JS layer shares, kept once in `source`
+/// (`pub const NAME: TYPE = VALUE;`), written as the ES module `out` for the JS to import.
+fn write_constants(source: &str, out: &Path) -> Result {
+    let mut js = format!("// Written by `cargo xtask npm` from {source}: edit that file.\n");
+    for (name, value) in consts(source)? {
+        js.push_str(&format!("export const {name} = {value};\n"));
+    }
+    fs::write(out, js).map_err(|e| format!("cannot write {}: {e}", out.display()))
+}
+
+/// The `pub const NAME: TYPE = <integer>;` lines of the file `source` (a path from the
+/// root), as (name, value); `pub const fn`s are passed over.
+fn consts(source: &str) -> Result<Vec<(String, u64)>> {
+    let path = root().join(source);
+    let text =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    let constant = |l: &&str| l.starts_with("pub const ") && !l.starts_with("pub const fn ");
+    for line in text.lines().filter(constant) {
         let parsed = line
             .strip_prefix("pub const ")
             .and_then(|l| l.split_once(':'))
             .and_then(|(name, rest)| Some((name, rest.split_once('=')?.1)))
             .and_then(|(name, value)| Some((name, value.trim().strip_suffix(';')?)))
-            .filter(|(_, value)| value.parse::<u64>().is_ok());
-        let Some((name, value)) = parsed else {
+            .and_then(|(name, value)| Some((name.to_string(), value.parse::<u64>().ok()?)));
+        let Some(pair) = parsed else {
             return Err(format!(
-                "{}: not `pub const NAME: TYPE = <integer>;`: {line}",
-                source.display()
+                "{source}: not `pub const NAME: TYPE = <integer>;`: {line}"
             ));
         };
-        js.push_str(&format!("export const {name} = {value};\n"));
+        out.push(pair);
     }
+    Ok(out)
+}
+
+/// The names of the core's error kinds, which the JS errors carry as `code`, in the order
+/// `core/src/error.rs` declares them: the order in which `wasm/src/codes.rs` numbers them
+/// (`ErrorKind`s from 1, `ParseErrorKind`s from `base`).
+struct ErrorCodes {
+    errors: Vec<String>,
+    parse: Vec<String>,
+    base: u64,
+}
+
+impl ErrorCodes {
+    fn read() -> Result<ErrorCodes> {
+        let source = root().join("core/src/error.rs");
+        let text = fs::read_to_string(&source)
+            .map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+        let errors = variants(&text, "ErrorKind")?;
+        let parse = variants(&text, "ParseErrorKind")?;
+        let base = consts("wasm/src/codes.rs")?
+            .into_iter()
+            .find(|(name, _)| name == "PARSE_CODE_BASE")
+            .map(|(_, value)| value)
+            .ok_or("wasm/src/codes.rs has no PARSE_CODE_BASE")?;
+        if errors.len() as u64 >= base {
+            return Err(format!(
+                "ErrorKind has {} kinds: raise PARSE_CODE_BASE ({base}) in wasm/src/codes.rs",
+                errors.len()
+            ));
+        }
+        Ok(ErrorCodes {
+            errors,
+            parse,
+            base,
+        })
+    }
+}
+
+/// Writes the error codes as the ES module `out`: `ERROR_KINDS`, `PARSE_ERROR_KINDS` and
+/// `PARSE_CODE_BASE`, from which `check.mjs` names an error's kind.
+fn write_codes(out: &Path) -> Result {
+    let codes = ErrorCodes::read()?;
+    let list = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let js = format!(
+        "// Written by `cargo xtask npm` from core/src/error.rs and wasm/src/codes.rs.\n\
+         export const PARSE_CODE_BASE = {};\n\
+         export const ERROR_KINDS = [{}];\n\
+         export const PARSE_ERROR_KINDS = [{}];\n",
+        codes.base,
+        list(&codes.errors),
+        list(&codes.parse)
+    );
     fs::write(out, js).map_err(|e| format!("cannot write {}: {e}", out.display()))
+}
+
+/// The variants of the fieldless `pub enum name` in `text`, in declaration order (their
+/// numbers as `name as u32`). A variant under an attribute (a `#[cfg]` could take it out
+/// and renumber the rest) or with an explicit number is refused.
+fn variants(text: &str, name: &str) -> Result<Vec<String>> {
+    let head = format!("pub enum {name} {{");
+    let mut lines = text.lines().skip_while(|l| l.trim() != head);
+    if lines.next().is_none() {
+        return Err(format!("core/src/error.rs has no `{head}`"));
+    }
+    let mut names = Vec::new();
+    for line in lines.map(str::trim) {
+        if line == "}" {
+            return Ok(names);
+        }
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        match line.strip_suffix(',') {
+            Some(v) if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                names.push(v.to_string())
+            }
+            _ => {
+                return Err(format!(
+                    "{name} in core/src/error.rs: `{line}` is not a plain variant (`Name,`), \
+                     which wasm/src/codes.rs numbers by its place"
+                ));
+            }
+        }
+    }
+    Err(format!("{name} in core/src/error.rs has no closing brace"))
 }
 
 /// Bundles `entry` and what it imports into `out` as `format` ("esm" or "cjs"), leaving
@@ -453,16 +559,34 @@ fn fill_preset_names(pkg: &Path) -> Result {
         ("index.d.ts", union),
         ("bin/snowdrift.cjs", format!("\"{}\"", names.join(", "))),
     ] {
-        let path = pkg.join(file);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if !text.contains("\"@PRESETS\"") {
-            return Err(format!("{} has no \"@PRESETS\" marker", path.display()));
-        }
-        fs::write(&path, text.replace("\"@PRESETS\"", &with))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        fill(&pkg.join(file), "\"@PRESETS\"", &with)?;
     }
     Ok(())
+}
+
+/// Writes the codes errors carry where the types list them: the `ErrorCode` union of
+/// `index.d.ts`, at the marker `"@ERROR_CODES"`.
+fn fill_error_codes(pkg: &Path) -> Result {
+    let codes = ErrorCodes::read()?;
+    let union = codes
+        .errors
+        .iter()
+        .chain(&codes.parse)
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    fill(&pkg.join("index.d.ts"), "\"@ERROR_CODES\"", &union)
+}
+
+/// Replaces `marker` in the file at `path` with `with`; a file without it is an error.
+fn fill(path: &Path, marker: &str, with: &str) -> Result {
+    let text =
+        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !text.contains(marker) {
+        return Err(format!("{} has no {marker} marker", path.display()));
+    }
+    fs::write(path, text.replace(marker, with))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// The `npm` test suite: the wasm crate's unit tests, then the JS tests (API, vectors,
@@ -535,7 +659,26 @@ fn copy_dir(from: &Path, to: &Path, skip: &[&str]) -> Result {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, variants};
+
+    #[test]
+    fn variants_are_read_in_order_and_attributes_refused() {
+        let text = "pub enum Kind {\n    /// Doc.\n    First,\n\n    Second,\n}\n";
+        assert_eq!(variants(text, "Kind").unwrap(), ["First", "Second"]);
+        assert!(variants(text, "Other").is_err());
+        let cfg = "pub enum Kind {\n    First,\n    #[cfg(feature = \"x\")]\n    Second,\n}\n";
+        assert!(variants(cfg, "Kind").unwrap_err().contains("#[cfg"));
+        let numbered = "pub enum Kind {\n    First = 3,\n}\n";
+        assert!(variants(numbered, "Kind").is_err());
+    }
+
+    #[test]
+    fn the_core_error_kinds_are_read_from_its_source() {
+        let codes = super::ErrorCodes::read().unwrap();
+        assert_eq!(codes.errors[0], "ClockBackwards");
+        assert!(codes.errors.iter().any(|k| k == "PastFence"));
+        assert_eq!(codes.parse[0], "Empty");
+    }
 
     #[test]
     fn base64_matches_the_standard_alphabet_and_padding() {

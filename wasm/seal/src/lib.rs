@@ -6,9 +6,11 @@
 //! the same width, key and tweak share one entry, counted, so a program that makes a
 //! sealer per request holds one; an entry is freed when the last of its sealers is. Bytes
 //! cross through one buffer at a fixed address ([`buffer`]): a layout's name, key and tweak
-//! in; text in and out; the last error's message. A call that fails returns `-1` (or `0`
-//! for a length) and records the message, whose length JS reads at [`ERR_LEN`] only when a
-//! result says so (`-1` is also the sealed ID 2^64-1 of a 64-bit layout: the length tells).
+//! in; text in and out; the last error's message and the number of its core kind. A call
+//! that fails returns `-1` (or `0` for a length) and records the error, whose length JS
+//! reads at [`ERR_LEN`] only when a result says so (`-1` is also the sealed ID 2^64-1 of a
+//! 64-bit layout: the length tells), and its kind's number at [`ERR_CODE`]. The offsets
+//! are in `shared.rs`, from which the build writes JS's copy.
 
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
@@ -22,24 +24,25 @@ use snowdrift::text::{self, Format};
 use snowdrift::{Layout, Sealer};
 use wasm_bindgen::prelude::wasm_bindgen;
 
-/// Bytes of the data area.
-pub const DATA_CAP: usize = 1024;
-/// Offset of the last error message's length (`u32`, 0 after a call that succeeded).
-pub const ERR_LEN: usize = 0;
-/// Offset of the last error message (UTF-8).
-pub const ERR: usize = 4;
-/// Offset of the data area: bytes in and out.
-pub const DATA: usize = 200;
+// The error codes, numbered as the main module numbers them.
+#[path = "../../src/codes.rs"]
+mod codes;
+mod shared;
+
+use codes::{error_code, parse_code};
+pub use shared::{DATA, DATA_CAP, ERR, ERR_CODE, ERR_LEN};
 
 #[repr(C)]
 struct Io {
     err_len: u32,
+    err_code: u32,
     err: [u8; 196],
     data: [u8; DATA_CAP],
 }
 
 const _: () = {
     assert!(core::mem::offset_of!(Io, err_len) == ERR_LEN);
+    assert!(core::mem::offset_of!(Io, err_code) == ERR_CODE);
     assert!(core::mem::offset_of!(Io, err) == ERR);
     assert!(core::mem::offset_of!(Io, data) == DATA);
     assert!(snowdrift::Message::CAPACITY <= 196);
@@ -78,6 +81,7 @@ unsafe impl Sync for Shared {}
 static STATE: Shared = Shared(UnsafeCell::new(State {
     io: Io {
         err_len: 0,
+        err_code: 0,
         err: [0; 196],
         data: [0; DATA_CAP],
     },
@@ -97,14 +101,15 @@ pub fn buffer() -> *mut u8 {
     STATE.0.get().cast()
 }
 
-/// Records `message` as the last error.
-fn fail(io: &mut Io, message: &[u8]) {
+/// Records `message` as the last error, of the core kind numbered `code` (0: none).
+fn fail(io: &mut Io, code: u32, message: &[u8]) {
     let mut n = 0;
     for (to, &from) in io.err.iter_mut().zip(message) {
         *to = from;
         n += 1;
     }
     io.err_len = n;
+    io.err_code = code;
 }
 
 /// `len` bytes of the data area from `start`, or none past its end.
@@ -145,7 +150,7 @@ pub fn sealer_new(name_len: u32, key_len: u32, tweak_len: u32, wide: bool) -> i3
     };
     let Some(layout) = layout else {
         // JS checks the name against the presets first; this is a backstop.
-        fail(io, b"unknown layout");
+        fail(io, 0, b"unknown layout");
         return -1;
     };
     let key = data(io, name_len, key_len);
@@ -171,7 +176,7 @@ pub fn sealer_new(name_len: u32, key_len: u32, tweak_len: u32, wide: bool) -> i3
     let sealer = match Sealer::new(&layout, key, tweak) {
         Ok(s) => s,
         Err(e) => {
-            fail(io, e.message().as_bytes());
+            core_err(io, e);
             return -1;
         }
     };
@@ -184,6 +189,7 @@ pub fn sealer_new(name_len: u32, key_len: u32, tweak_len: u32, wide: bool) -> i3
         None => {
             fail(
                 io,
+                0,
                 b"out of memory for another sealer: free() those no longer used",
             );
             return -1;
@@ -197,6 +203,7 @@ pub fn sealer_new(name_len: u32, key_len: u32, tweak_len: u32, wide: bool) -> i3
     {
         fail(
             io,
+            0,
             b"out of memory for another sealer: free() those no longer used",
         );
         return -1;
@@ -244,14 +251,14 @@ fn with(index: u32, f: impl FnOnce(&Sealer, &mut Io) -> Result<u64, ()>) -> i64 
     match entries.get(index as usize) {
         Some(Some(entry)) => f(&entry.sealer, io).map_or(-1, |v| v as i64),
         _ => {
-            fail(io, b"this sealer was freed");
+            fail(io, 0, b"this sealer was freed");
             -1
         }
     }
 }
 
 fn core_err(io: &mut Io, e: snowdrift::Error) {
-    fail(io, e.message().as_bytes());
+    fail(io, error_code(e.kind()), e.message().as_bytes());
 }
 
 /// `id` sealed, or -1.
@@ -305,8 +312,7 @@ pub fn open_text(index: u32, len: u32, code: u32) -> i64 {
         let value = match text::parse(text, form(code)) {
             Ok(v) => v,
             Err(e) => {
-                let message = e.message();
-                fail(io, message.as_bytes());
+                fail(io, parse_code(e.kind()), e.message().as_bytes());
                 return Err(());
             }
         };
