@@ -11,8 +11,9 @@ import {
   maxIdAt,
   layoutInfo,
   parseId,
+  errorCodes,
 } from "snowdrift";
-import type { IdInput, LayoutInfo, Parts, SnowdriftOptions } from "snowdrift";
+import type { ErrorCode, IdInput, LayoutInfo, Parts, SnowdriftError, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
@@ -211,3 +212,15 @@ leasedGen.then((g) => {
   const until: number = g.lease.until;
   return g.release();
 });
+
+// Errors carry a code of the ErrorCode union; errorCodes lists them all.
+try {
+  new Snowdrift({ node: 1024 });
+} catch (e) {
+  const code: ErrorCode | undefined = (e as SnowdriftError).code;
+  if (code === "OutOfRange" || code === "PastFence") console.log(code);
+}
+const codes: readonly ErrorCode[] = errorCodes;
+// @ts-expect-error: not a code of the core
+const notACode: ErrorCode = "pastFence";
+console.log(codes.length, notACode);
