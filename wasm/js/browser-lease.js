@@ -34,13 +34,14 @@ import {
   optFn,
   optInt,
   options as checkOptions,
+  pastFence,
   strArg,
   textArg,
   wrongType,
 } from "./check.mjs";
 import { MAX_SPACE_NAME } from "./lease-limits.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
-import { Backoff, decide, layoutFacts, leaseGenerator, newToken, pastFence, usable } from "./lease-rules.mjs";
+import { Backoff, decide, layoutFacts, leaseGenerator, newToken, usable } from "./lease-rules.mjs";
 import { persistence } from "./persist.mjs";
 import { workerEvents } from "./worker-events.mjs";
 

@@ -31,6 +31,7 @@ import {
   options as checkOptions,
   strArg,
   wrongType,
+  pastFence,
 } from "./check.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
 import { persistence } from "./persist.mjs";
@@ -594,8 +595,6 @@ const CLOSED = {
   free() {},
   issuedThroughMs: 0,
 };
-// The core's fence error (core/src/error.rs, `PastFence`): IDs reached the reservation.
-const PAST_FENCE = /^next ID at \d+ ms is not before the fence at \d+ ms$/;
 
 /** A generator from `openSnowdrift`: `next()` and `nextBatch()` are synchronous. */
 export class BrowserSnowdrift {
@@ -679,7 +678,7 @@ export class BrowserSnowdrift {
    * saying why and what to do. Any other error as it is.
    */
   #retry(e, n, call) {
-    if (this.#gen === CLOSED || !PAST_FENCE.test(e?.message)) throw e;
+    if (this.#gen === CLOSED || !pastFence(e)) throw e;
     const { facts, storage } = this.#s;
     // Far enough for the call, and (in a worker) for a second more while the caller awaits
     // `ready` and calls again: the clock goes on meanwhile.
@@ -689,7 +688,7 @@ export class BrowserSnowdrift {
       try {
         return call();
       } catch (again) {
-        if (!PAST_FENCE.test(again?.message)) throw again;
+        if (!pastFence(again)) throw again;
         // Still past it: the reservation cannot grow (the layout's end).
       }
     }

@@ -17,6 +17,10 @@ export function outOfRange(message) {
   return error;
 }
 
+/** Whether `e` is a generator's refusal at its fence (the core's `PastFence`): IDs reached
+ * the end of a lease or a reservation. */
+export const pastFence = (e) => e?.code === "PastFence";
+
 /** A value as a user would write it, for messages. */
 export function describe(v) {
   if (typeof v === "string") return JSON.stringify(v);

@@ -25,8 +25,8 @@
 // first ttl + skew ms is fenced after that window, beyond anything a holder of the lost
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
-import { describe, intArg, strArg, textArg, wrongType } from "./check.mjs";
-import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
+import { describe, intArg, pastFence, strArg, textArg, wrongType } from "./check.mjs";
+import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions } from "./lease-rules.mjs";
 import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import * as api from "./workerd.js";
 

@@ -20,7 +20,7 @@
 // The runtime's API (`Snowdrift`, `layoutInfo`, `maxIdAt`) is passed in, as the lease
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
-import { describe, intArg, optFn, optInt, options as checkOptions, textArg, wrongType } from "./check.mjs";
+import { describe, intArg, optFn, optInt, options as checkOptions, pastFence, textArg, wrongType } from "./check.mjs";
 import { MAX_HOLDER, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import {
   Backoff,
@@ -31,7 +31,6 @@ import {
   codeOf,
   layoutFacts,
   newToken,
-  pastFence,
   storeError,
 } from "./lease-rules.mjs";
 

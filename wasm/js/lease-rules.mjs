@@ -43,9 +43,6 @@ export function layoutFacts(api, layout) {
   return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
 }
 
-/** Whether `e` is the generator's refusal at its fence (the core's `PastFence`). */
-export const pastFence = (e) => e?.code === "PastFence";
-
 /** The protocol's code word of a store's error (`LEASED`, `CONFIG`, `LOST`), if any. */
 export const codeOf = (e) => CODE.exec(e?.message ?? "")?.[1];
 
