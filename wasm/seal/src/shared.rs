@@ -5,9 +5,6 @@
 //! which `seal-api.mjs` imports and the build bundles. So this file holds plain constants
 //! only, one to a line: no imports, no expressions, nothing but `pub const`.
 
-// Some are read only by JS.
-#![allow(dead_code)]
-
 /// Bytes of the data area.
 pub const DATA_CAP: usize = 1024;
 /// Offset of the last error message's length (`u32`, 0 after a call that succeeded).
