@@ -15,7 +15,15 @@ export interface StoreAcquire {
 export interface StoreTicket {
   space: string;
   node: number;
+  /** The lease's token (made at the acquire, replaced at every renewal). */
   token: string;
+  /**
+   * The token a renewal makes the lease's (renew), or that a renewal whose reply never came
+   * may have made it (release). A store finds the lease by `token` or `next`, and its renew
+   * stores `next` in place of the token (lease/PROTOCOL.md, "Tokens"): a holder uses `next`
+   * from the reply on, so a store that ignores it loses its leases at their second renewal.
+   */
+  next?: string;
 }
 
 /**
