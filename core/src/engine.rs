@@ -4,7 +4,7 @@
 //! ID among a node's IDs. (In snowdrift the word means only this.) A generator's whole
 //! state is one 64-bit *slot counter*, the next slot it may hand out. Using up a tick's last sequence number
 //! carries into the next tick by plain addition, so "the next free slot" is always one
-//! number, which is what lets the atomic generator work with a single compare-and-swap.
+//! number, which is what lets the atomic generator keep its state in one atomic word.
 
 use core::num::NonZeroU64;
 
@@ -202,6 +202,10 @@ pub(crate) struct Engine {
     /// What turns `slot << seq_shift` into the ID: see [`Engine::id`].
     tick_lift: u64,
     node_part: u64,
+    /// Under [`Policy::Borrow`], how many ticks a tick already taken may lie ahead of the
+    /// clock's tick and still be within the bound from any reading in it (the bound in
+    /// whole ticks, rounded down); 0 under every other policy. See [`Engine::decide`].
+    borrow_ticks: u64,
 }
 
 impl Engine {
@@ -228,6 +232,10 @@ impl Engine {
             tick_lift: (1u64 << (layout.time_shift() - layout.sequence_bits()))
                 - (1u64 << layout.sequence_shift()),
             node_part: layout.pack(0, node, 0),
+            borrow_ticks: match policy {
+                Policy::Borrow { max_ahead_ms } => max_ahead_ms as u64 / layout.unit_ms() as u64,
+                _ => 0,
+            },
         })
     }
 
@@ -240,6 +248,34 @@ impl Engine {
         self.seq_bits
     }
 
+    /// See the field: how many ticks ahead of the clock's a taken tick may be and its
+    /// next slots still go out without the policy.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn borrow_ticks(&self) -> u64 {
+        self.borrow_ticks
+    }
+
+    /// Where the time field starts in the ID.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn time_shift(&self) -> u32 {
+        self.time_shift
+    }
+
+    /// The sequence field's bits in the ID.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn seq_field(&self) -> u64 {
+        self.seq_mask << self.seq_shift
+    }
+
+    /// Where the sequence sits in the ID.
+    #[inline(always)]
+    pub fn seq_shift(&self) -> u32 {
+        self.seq_shift
+    }
+
     /// The tick holding Unix millisecond `ms`, or why there is none.
     #[inline(always)]
     pub fn tick(&self, ms: u64) -> Result<u64, Error> {
@@ -249,16 +285,36 @@ impl Engine {
         }
     }
 
-    /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
+    /// The tick holding Unix millisecond `ms`, or for a time outside the layout a number
+    /// above the last tick (see [`tick_of`](Self::tick_of)).
     #[inline(always)]
-    fn tick_of(&self, ms: u64) -> Option<u64> {
+    pub fn tick_or_above(&self, ms: u64) -> u64 {
         let since = ms.wrapping_sub(self.epoch_ms);
-        // One predictable branch keeps the division off the path of 1 ms layouts.
-        let tick = if self.unit_ms == 1 {
+        if self.unit_ms == 1 {
             since
         } else {
             since / self.unit
-        };
+        }
+    }
+
+    /// How many ticks `tick` lies ahead of the tick of Unix millisecond `ms`, in wrapping
+    /// arithmetic (`tick` minus [`tick_or_above`](Self::tick_or_above)). With 1 ms ticks
+    /// `tick + epoch` is ready before the clock's reading is: one subtraction after it.
+    #[cfg(feature = "atomic")]
+    #[inline(always)]
+    pub fn ticks_ahead(&self, tick: u64, ms: u64) -> u64 {
+        if self.unit_ms == 1 {
+            tick.wrapping_add(self.epoch_ms).wrapping_sub(ms)
+        } else {
+            tick.wrapping_sub(self.tick_or_above(ms))
+        }
+    }
+
+    /// [`tick`](Self::tick) without the error: `None` for a time outside the layout.
+    #[inline(always)]
+    fn tick_of(&self, ms: u64) -> Option<u64> {
+        // One predictable branch keeps the division off the path of 1 ms layouts.
+        let tick = self.tick_or_above(ms);
         // One comparison covers a time before the epoch too: the difference then wraps
         // to at least 2^64 - epoch, and a valid layout has epoch + max_tick * unit below
         // 2^63, so even divided by the unit it lands above `max_tick`.
@@ -266,18 +322,6 @@ impl Engine {
             return None;
         }
         Some(tick)
-    }
-
-    /// The common case of taking one slot, decided with no policy: the clock (reading
-    /// `ms`) is in the tick of `next`, the next free slot, and that tick is before
-    /// `fence`. Then `next` is the slot to hand out; `None` sends the caller the whole way
-    /// ([`decide`](Self::decide) and the policy), which gives the same slot when this does.
-    #[inline(always)]
-    pub fn ready(&self, ms: u64, next: u64, fence: u64) -> Option<u64> {
-        match self.tick_of(ms) {
-            Some(now) if now < fence && next >> self.seq_bits == now => Some(next),
-            _ => None,
-        }
     }
 
     #[cold]
@@ -368,6 +412,17 @@ impl Engine {
         let fresh = now << self.seq_bits;
         if fresh > next {
             return Step::Done(fresh);
+        }
+        // A generator running ahead under `Borrow` (load past the layout's rate, or a
+        // clock step back): the rest of a tick it already took, when that tick is before
+        // the fence and within the bound whatever the reading in tick `now`. This is what
+        // `behind` decides then (the tick was taken, so no lead starts and the time field
+        // holds it), without its work on every ID of a saturated generator.
+        if next & self.seq_mask != 0 {
+            let next_tick = next >> self.seq_bits;
+            if next_tick - now <= self.borrow_ticks && next_tick < fence {
+                return Step::Done(next);
+            }
         }
         self.behind(now, now_ms, next, fence, lead())
     }
@@ -475,11 +530,14 @@ impl Engine {
         })
     }
 
-    /// The lead a resume to slot `floor` gives when the clock reads `now_ms`.
+    /// The lead a resume to slot `floor` gives when the clock reads `now_ms`: none for a
+    /// mark whose next slot lies in the clock's tick or before it. The clock has reached
+    /// such a mark, so a later reading behind it is a step, and it covers no tick of
+    /// another mark's lead.
     pub fn lead_for(&self, floor: u64, now_ms: u64) -> Lead {
         match self.tick(now_ms) {
-            Ok(now) if floor > 0 => Lead {
-                ticks: (floor >> self.seq_bits).saturating_sub(now),
+            Ok(now) if floor >> self.seq_bits > now => Lead {
+                ticks: (floor >> self.seq_bits) - now,
                 through: (floor - 1) >> self.seq_bits,
             },
             _ => Lead::default(),

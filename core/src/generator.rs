@@ -6,7 +6,7 @@ use crate::engine::{self, Engine, Lead, Step};
 use crate::error::{Error, ErrorKind, Repr};
 use crate::history::History;
 use crate::id_generator::IdGenerator;
-use crate::layout::Layout;
+use crate::layout::{Layout, mask};
 use crate::policy::Policy;
 
 /// A generator owned by one caller (`&mut self`): the fastest kind, with every
@@ -36,7 +36,9 @@ use crate::policy::Policy;
 #[derive(Debug)]
 pub struct Generator<C, const H: usize = 0> {
     engine: Engine,
+    /// The next free slot, except while `run` is live: then `run` holds it.
     next: u64,
+    run: Run,
     history: History<H>,
     lead: Lead,
     /// Ticks at or past this one are refused: see [`IdGenerator::set_fence_ms`].
@@ -92,6 +94,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         Generator {
             engine,
             next: 0,
+            run: Run::NONE,
             history: History::new(0),
             lead: Lead::default(),
             fence: u64::MAX,
@@ -133,6 +136,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
         let engine = self.engine.with_node(node)?;
         let floor = engine.slot_after_ms(not_before_ms)?;
         self.engine = engine;
+        self.run = Run::NONE;
         self.next = 0;
         self.history = History::new(0);
         self.lead = Lead::default();
@@ -141,6 +145,7 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     }
 
     fn raise(&mut self, floor: u64) {
+        self.settle();
         let lead = self.engine.lead_for(floor, self.clock.now_ms());
         self.lead = self.lead.merge(lead);
         self.next = self.next.max(floor);
@@ -157,17 +162,31 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             .map(|(slot, len)| Batch::new(&self.engine, slot, len))
     }
 
-    /// One ID: inline, the common case of the clock in the tick of the next free slot;
-    /// anything else out of line, through [`take_from`](Self::take_from).
+    /// The next free slot, `run` included.
+    #[inline]
+    fn next_slot(&self) -> u64 {
+        if self.run.is_live() {
+            self.run.next_slot(self.engine.seq_shift())
+        } else {
+            self.next
+        }
+    }
+
+    /// Ends the run: its next slot back into `next`, before anything else looks at it.
+    #[inline]
+    fn settle(&mut self) {
+        self.next = self.next_slot();
+        self.run = Run::NONE;
+    }
+
+    /// One ID: inline, the run (the rest of the tick the last call took, while the clock
+    /// reads as it did then); anything else out of line, through
+    /// [`take_from`](Self::take_from).
     #[inline(always)]
     fn take_one(&mut self, blocking: bool) -> Result<u64, Error> {
         let ms = self.clock.now_ms();
-        // Under the history policy every change of tick is recorded: all the way, always.
-        if H == 0 {
-            if let Some(slot) = self.engine.ready(ms, self.next, self.fence) {
-                self.next = slot + 1;
-                return Ok(self.engine.id(slot));
-            }
+        if let Some(id) = self.run.take(ms) {
+            return Ok(id);
         }
         self.take_one_from(ms, blocking)
     }
@@ -188,9 +207,11 @@ impl<C: Clock, const H: usize> Generator<C, H> {
     #[inline(always)]
     fn take_from(&mut self, first_ms: u64, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = n.max(1);
+        self.settle();
         let Generator {
             engine,
             next,
+            run,
             history,
             lead,
             fence,
@@ -225,8 +246,85 @@ impl<C: Clock, const H: usize> Generator<C, H> {
                 history.remember(engine, *next);
             }
             *next = slot + u64::from(len);
+            // Under the history policy every change of tick is recorded: no run.
+            if H == 0 {
+                *run = Run::after(engine, now, ms, *next);
+            }
             Step::Done((slot, len))
         })
+    }
+}
+
+/// The rest of the tick a call took, handed out without the policy: while the clock
+/// reads within `[from_ms, from_ms + len_ms)` (from the reading that took the tick to the
+/// end of that reading's tick), the next IDs of the tick are the ones the whole way
+/// ([`Engine::decide`]) would give. The reading's tick is the same and the reading no
+/// earlier, so: the fence (a tick count, which stays while the run lives: every other
+/// call ends the run) is not reached; a tick ahead of the clock is no further ahead; a
+/// taken tick holds no lead to record. So `take` is the clock's reading, two comparisons
+/// and an addition.
+///
+/// The run counts in IDs (`id` the next one, `last` the tick's last one), not slots: within
+/// one tick the ID is `(slot << seq_shift) + offset`, so the slot comes back when the run
+/// ends.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    from_ms: u64,
+    /// 0: no run.
+    len_ms: u64,
+    id: u64,
+    last: u64,
+    step: u64,
+    offset: u64,
+}
+
+impl Run {
+    const NONE: Run = Run {
+        from_ms: 0,
+        len_ms: 0,
+        id: 1,
+        last: 0,
+        step: 0,
+        offset: 0,
+    };
+
+    /// The run from slot `next` on, the clock having read `ms` (tick `now`) when the slot
+    /// before it was taken; none when `next` starts a tick.
+    fn after(engine: &Engine, now: u64, ms: u64, next: u64) -> Run {
+        let seq_bits = engine.seq_bits();
+        if next & mask(seq_bits) == 0 {
+            return Run::NONE;
+        }
+        let first = engine.id(next);
+        Run {
+            from_ms: ms,
+            len_ms: engine.start_ms(now + 1) - ms,
+            id: first,
+            last: engine.id(next | mask(seq_bits)),
+            step: engine.id_step(),
+            offset: first.wrapping_sub(next << engine.seq_shift()),
+        }
+    }
+
+    fn is_live(&self) -> bool {
+        self.len_ms != 0
+    }
+
+    /// The next ID of the run, if the clock's reading `ms` is within it and the tick has
+    /// one left.
+    #[inline(always)]
+    fn take(&mut self, ms: u64) -> Option<u64> {
+        let id = self.id;
+        if ms.wrapping_sub(self.from_ms) < self.len_ms && id <= self.last {
+            self.id = id + self.step;
+            return Some(id);
+        }
+        None
+    }
+
+    /// The next free slot: the one of `id`.
+    fn next_slot(&self, seq_shift: u32) -> u64 {
+        self.id.wrapping_sub(self.offset) >> seq_shift
     }
 }
 
@@ -266,11 +364,12 @@ impl<C: Clock, const H: usize> IdGenerator for Generator<C, H> {
     }
 
     fn set_fence_ms(&mut self, ms: u64) {
+        self.settle();
         self.fence = self.engine.ticks_before(ms);
     }
 
     fn issued_through_ms(&self) -> u64 {
-        self.engine.slot_start_ms(self.next)
+        self.engine.slot_start_ms(self.next_slot())
     }
 
     fn layout(&self) -> Layout {

@@ -17,12 +17,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The restart rule
+//! A generator with a fixed node id under the default [`Policy::Borrow`] runs up to
+//! `max_ahead_ms` (1 s by default) ahead of the clock under load, and a clock can be set
+//! back. A process restarted with that node id sooner than that repeats IDs, unless it
+//! resumes after a persisted mark ([`IdGenerator::resume_after_ms`], with the mark stored
+//! ahead of the IDs and the generator fenced there by [`IdGenerator::set_fence_ms`]) or
+//! takes its node id from a lease (the crate `snowdrift-lease`). The crate's README shows
+//! the mark kept in a file.
+//!
 //! # What is in the box
 //! - [`Layout`]: field widths, time unit, epoch; presets for Twitter, Discord, Sonyflake,
-//!   Instagram, Baidu and snowdrift's [`Layout::DEFAULT`]; decode, compose and ID ranges
-//!   for a point in time.
-//! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one
-//!   compare-and-swap, usable in a `static` and from interrupt handlers), both driven
+//!   Instagram, Baidu, snowdrift's [`Layout::DEFAULT`] and [`Layout::JS53`] (53 bits: IDs
+//!   a JavaScript `Number` and JSON hold exactly); decode, compose and ID ranges for a
+//!   point in time.
+//! - [`Generator`] (`&mut self`) and [`AtomicGenerator`] (`&self`, lock-free, one atomic
+//!   add per ID within a tick and a compare-and-swap per tick, usable in a `static` and
+//!   from interrupt handlers), both driven
 //!   through the [`IdGenerator`] trait: `next`, `try_next` (never waits), batches
 //!   ([`Batch`]), `fill`, resume after a persisted high-water mark, a fence.
 //! - [`Policy`]: fail, wait, borrow or switch node when the clock goes back; or reuse the

@@ -38,6 +38,14 @@ use core::fmt;
 use crate::error::{ParseError, ParseRepr};
 
 /// A text form of an ID.
+///
+/// ```
+/// use snowdrift::text::{self, Format};
+/// let id = 175928847299117063; // Discord's documentation ID
+/// assert_eq!(text::format(id, Format::Base62).as_str(), "0Czks0tP37X");
+/// assert_eq!(text::parse("0271065ac1020007", Format::Hex)?, id);
+/// # Ok::<(), snowdrift::ParseError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
@@ -53,10 +61,24 @@ pub enum Format {
 
 impl Format {
     /// Every form, for looping over.
+    ///
+    /// ```
+    /// use snowdrift::text::{self, Format};
+    /// for form in Format::ALL {
+    ///     let shown = text::format(u64::MAX, form);
+    ///     assert_eq!(text::parse(&shown, form)?, u64::MAX, "{}", form.name());
+    /// }
+    /// # Ok::<(), snowdrift::ParseError>(())
+    /// ```
     pub const ALL: [Format; 4] = [Format::Decimal, Format::Hex, Format::Base32, Format::Base62];
 
     /// The form's name as the frontends spell it (`"decimal"`, `"hex"`, `"base32"`,
     /// `"base62"`).
+    ///
+    /// ```
+    /// use snowdrift::text::Format;
+    /// assert_eq!(Format::Base32.name(), "base32");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Format::Decimal => "decimal",
@@ -85,6 +107,12 @@ pub struct IdText {
 
 impl IdText {
     /// The text.
+    ///
+    /// ```
+    /// use snowdrift::text;
+    /// let shown = text::to_hex(255);
+    /// assert_eq!(shown.as_str(), "00000000000000ff");
+    /// ```
     pub fn as_str(&self) -> &str {
         // Only ASCII from the alphabets below is ever written.
         core::str::from_utf8(self.as_bytes()).unwrap_or("")

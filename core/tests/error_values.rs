@@ -6,7 +6,7 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use snowdrift::{Error, ErrorKind, Generator, IdGenerator, Layout, ManualClock, Policy};
+use snowdrift::{Error, ErrorKind, Generator, IdGenerator, Layout, ManualClock, Parts, Policy};
 
 const T0: u64 = 1_750_000_000_000;
 
@@ -147,6 +147,45 @@ fn behind_ms_is_the_step_whether_or_not_the_newest_tick_is_used_up() {
             // The tick of T0 is used up: the step is still 5,000 ms.
             clock.set(T0 - 5_000);
             assert_every_call(&mut g, backwards(kind, 5_000, limit), "tick used up");
+        });
+    }
+}
+
+#[test]
+fn behind_ms_counts_up_to_a_mark_in_the_clock_tick_whatever_the_lead_of_a_lower_mark() {
+    // A mark in the clock's tick has no lead: the generator goes on from it, and the clock
+    // falling behind it is a step. A later mark below it, set while the clock read 100 ms
+    // behind that mark, has a lead of 100 ms, which explains none of the way up to the first
+    // mark's tick: the step is counted in full, and is one even within those 100 ms.
+    let layout = tiny(1);
+    // The generator's own ID of the tick of T0.
+    let at_clock = layout
+        .compose(Parts {
+            time_ms: T0,
+            node: 1,
+            sequence: 0,
+        })
+        .unwrap();
+    for policy in [
+        Policy::Fail,
+        Policy::SwitchNode,
+        Policy::Wait { max_wait_ms: 50 },
+    ] {
+        let clock = ManualClock::new(T0);
+        both!(&clock, layout, policy, |g| {
+            clock.set(T0);
+            g.resume_after(at_clock).unwrap();
+            clock.set(T0 - 1_000);
+            g.resume_after_ms(T0 - 901).unwrap();
+            let (kind, limit) = match policy {
+                Policy::Fail => (ErrorKind::ClockBackwards, Some(0)),
+                Policy::SwitchNode => (ErrorKind::SwitchNode, None),
+                _ => (ErrorKind::ClockBackwards, Some(50)),
+            };
+            let what = format!("{policy:?}");
+            assert_every_call(&mut g, backwards(kind, 1_000, limit), &what);
+            clock.set(T0 - 60);
+            assert_every_call(&mut g, backwards(kind, 60, limit), &what);
         });
     }
 }

@@ -1,6 +1,8 @@
-//! Model check of the atomic generator's compare-and-swap step with loom: every
-//! interleaving of two threads taking IDs yields distinct IDs, increasing in each thread,
-//! and `stop` hands on a time at or after every ID issued, whatever calls were in flight.
+//! Model check of the atomic generator with loom, both of its ways to take an ID (the
+//! compare-and-swap that takes a tick, and the `fetch_add` that counts in a tick already
+//! taken, racing tick changes, used-up ticks, fences and `stop`): every interleaving of
+//! two threads taking IDs yields distinct IDs, increasing in each thread, and `stop` hands
+//! on a time at or after every ID issued, whatever calls were in flight.
 //! And of `CounterClock`'s extension: a reader preempted anywhere (between its raw read of
 //! the counter and its extension above all) by threads that advance the counter and read
 //! the clock is never ahead of the counter and never behind an extension made before it.
@@ -25,6 +27,26 @@ struct Ticking {
 impl Clock for Ticking {
     fn now_ms(&self) -> u64 {
         self.now.fetch_add(self.step, Ordering::Relaxed)
+    }
+}
+
+/// A clock that moves 1 ms every `reads` reads: several calls see one tick, so the
+/// `fetch_add` in an open tick races the compare-and-swap of the next one.
+struct Slow {
+    reads: AtomicU64,
+    per_ms: u64,
+}
+
+impl Clock for Slow {
+    fn now_ms(&self) -> u64 {
+        EPOCH + 10 + self.reads.fetch_add(1, Ordering::Relaxed) / self.per_ms
+    }
+}
+
+fn frozen() -> Ticking {
+    Ticking {
+        now: AtomicU64::new(EPOCH + 10),
+        step: 0,
     }
 }
 
@@ -195,6 +217,111 @@ fn stop_returns_a_time_at_or_after_every_id_any_thread_issued() {
                 time <= through,
                 "ID at {time} ms after the hand-on at {through} ms"
             );
+        }
+        assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
+    });
+}
+
+#[test]
+fn counting_in_an_open_tick_races_the_next_tick_without_sharing_an_id() {
+    loom::model(|| {
+        let clock = Slow {
+            reads: AtomicU64::new(0),
+            per_ms: 3,
+        };
+        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+        let other = {
+            let generator = generator.clone();
+            thread::spawn(move || vec![generator.next().unwrap(), generator.next().unwrap()])
+        };
+        let mine = vec![generator.next().unwrap(), generator.next().unwrap()];
+        let theirs = other.join().unwrap();
+        let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
+        check(all, &[mine, theirs]);
+    });
+}
+
+#[test]
+fn counting_in_borrowed_ticks_stays_within_the_bound() {
+    loom::model(|| {
+        // Frozen clock, two IDs per tick: six IDs need two ticks ahead of the clock, the
+        // bound; each borrowed tick is taken once and then counted in.
+        let generator = Arc::new(
+            AtomicGenerator::new(frozen(), layout(), 1, Policy::Borrow { max_ahead_ms: 2 })
+                .unwrap(),
+        );
+        let other = {
+            let generator = generator.clone();
+            thread::spawn(move || {
+                (0..3)
+                    .map(|_| generator.try_next().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mine: Vec<u64> = (0..3).map(|_| generator.try_next().unwrap()).collect();
+        let theirs = other.join().unwrap();
+        let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
+        for &id in &all {
+            assert!(layout().decode(id).unwrap().time_ms <= EPOCH + 10 + 2);
+        }
+        check(all, &[mine, theirs]);
+        // The bound is reached: the next call would wait.
+        let err = generator.try_next().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::WouldBlock);
+    });
+}
+
+#[test]
+fn stop_covers_the_calls_counting_in_the_open_tick() {
+    loom::model(|| {
+        let layout = Layout::builder()
+            .time_bits(20)
+            .node_bits(2)
+            .sequence_bits(2)
+            .epoch_ms(EPOCH)
+            .build()
+            .unwrap();
+        let generator = Arc::new(AtomicGenerator::new(frozen(), layout, 1, Policy::Fail).unwrap());
+        let first = generator.next().unwrap(); // takes the tick: the rest is counted
+        let other = {
+            let generator = generator.clone();
+            thread::spawn(move || [generator.next(), generator.next()])
+        };
+        let through = generator.stop();
+        assert!(layout.decode(first).unwrap().time_ms <= through);
+        for r in other.join().unwrap() {
+            match r {
+                Ok(id) => assert!(layout.decode(id).unwrap().time_ms <= through),
+                Err(e) => assert_eq!(e.kind(), ErrorKind::PastFence, "{e:?}"),
+            }
+        }
+        assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
+    });
+}
+
+#[test]
+fn a_fence_moved_back_stops_the_counting_of_every_later_call() {
+    loom::model(|| {
+        let layout = Layout::builder()
+            .time_bits(20)
+            .node_bits(2)
+            .sequence_bits(2)
+            .epoch_ms(EPOCH)
+            .build()
+            .unwrap();
+        let generator = Arc::new(AtomicGenerator::new(frozen(), layout, 1, Policy::Fail).unwrap());
+        generator.next().unwrap(); // the tick is open
+        let other = {
+            let generator = generator.clone();
+            thread::spawn(move || {
+                generator.set_fence_ms(EPOCH);
+                generator.next()
+            })
+        };
+        let mine = generator.next();
+        assert!(matches!(other.join().unwrap(), Err(e) if e.kind() == ErrorKind::PastFence));
+        if let Err(e) = mine {
+            assert_eq!(e.kind(), ErrorKind::PastFence);
         }
         assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
     });

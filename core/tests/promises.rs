@@ -448,3 +448,38 @@ fn a_released_lease_hands_on_a_time_after_every_id_issued() {
     let first = next.next().unwrap();
     assert!(ids.iter().all(|&id| id < first));
 }
+
+#[test]
+fn calls_between_two_ids_of_one_tick_take_effect_at_once() {
+    // The second ID of a tick comes the quick way (the rest of the tick the first took):
+    // a fence, a resume mark or a node switch set in between must still hold for it.
+    let clock = ManualClock::new(T0);
+    for policy in [Policy::DEFAULT, Policy::Fail] {
+        let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, policy).unwrap();
+        within_one_tick(&mut generator);
+        generator.next().unwrap();
+        generator.switch_node(3, T0 + 200).unwrap();
+        let parts = Layout::DEFAULT.decode(generator.next().unwrap()).unwrap();
+        assert_eq!(parts.node, 3);
+        assert!(parts.time_ms > T0 + 200);
+        #[cfg(feature = "atomic")]
+        within_one_tick(
+            &mut &snowdrift::AtomicGenerator::new(&clock, Layout::DEFAULT, 2, policy).unwrap(),
+        );
+    }
+}
+
+/// A fence and a resume mark set between IDs of one tick (the clock at `T0`).
+fn within_one_tick(generator: &mut impl IdGenerator) {
+    let a = generator.next().unwrap();
+    assert_eq!(generator.issued_through_ms(), T0);
+    generator.set_fence_ms(T0);
+    assert!(matches!(generator.next(), Err(e) if e.kind() == ErrorKind::PastFence));
+    generator.set_fence_ms(u64::MAX);
+    let b = generator.next().unwrap();
+    assert!(b > a);
+    generator.resume_after_ms(T0 + 100).unwrap();
+    let c = generator.next().unwrap();
+    assert!(Layout::DEFAULT.decode(c).unwrap().time_ms > T0 + 100);
+    assert_eq!(generator.issued_through_ms(), T0 + 101);
+}

@@ -8,8 +8,9 @@
 //!   tick, its next pair.
 //! - Otherwise the next pair's tick is ahead of the clock by `ahead` (the start of its tick
 //!   less the reading). It is taken when `ahead` is within the allowance: a resume mark's
-//!   lead while it sets the pace (every tick used since it was taken under it), under
-//!   `Borrow` its bound if that is larger.
+//!   lead while it sets the pace (every tick used since it was taken under it; a mark the
+//!   clock had reached when it was set has no lead and covers no tick), under `Borrow` its
+//!   bound if that is larger.
 //! - Else, when the clock (with the lead) reached the newest tick used, that tick is used
 //!   up: wait for the clock to move on.
 //! - Else the clock stepped back, by whole ticks from its tick up to the newest tick used,
@@ -164,14 +165,14 @@ impl Model {
         self.next = self.next.max(self.slot_of(id) + 1);
     }
 
-    /// A resume mark whose first free pair is `floor`, set while the clock read `ms`.
+    /// A resume mark whose first free pair is `floor`, set while the clock read `ms`. Only
+    /// a mark whose first free pair lies in a tick after the clock's has a lead: the clock
+    /// reached any other, so falling behind it later is a step.
     pub fn raise(&mut self, floor: u64, ms: u64) {
         if let Some(now) = self.tick_of(ms)
-            && floor > 0
+            && floor >> self.seq_bits > now
         {
-            self.lead_ticks = self
-                .lead_ticks
-                .max((floor >> self.seq_bits).saturating_sub(now));
+            self.lead_ticks = self.lead_ticks.max((floor >> self.seq_bits) - now);
             self.lead_through = self.lead_through.max((floor - 1) >> self.seq_bits);
         }
         self.next = self.next.max(floor);

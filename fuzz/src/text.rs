@@ -4,7 +4,7 @@
 use snowdrift::text::{self, Format};
 use snowdrift::{ObjectId, ParseError, ParseErrorKind};
 
-/// What the README and the `text` module docs promise about one form.
+/// What docs/layouts.md and the `text` module docs promise about one form.
 #[derive(Debug, Clone, Copy)]
 pub struct Form {
     pub format: Format,

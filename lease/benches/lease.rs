@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use timing::{median, per_call};
 
 use snowdrift::{AtomicGenerator, Layout, MonotonicClock, Policy};
-use snowdrift_lease::{Lease, Space, Store};
+use snowdrift_lease::{Lease, Space, Store, Ticket};
 
 /// IDs per timed burst: fewer than the 4,096 a millisecond allows.
 const BURST: u32 = 3000;
@@ -74,24 +74,17 @@ fn main() {
     // heartbeat's does (PROTOCOL.md, "Tokens"), and the next call sends the other one.
     let mut con = server.connection();
     let grant = <redis::Client as Store>::acquire(&mut con, &space, "bench-a").expect("grant");
-    let keys = ["meta", "ends", "token", "holder"].map(|k| format!("{{bench:rust}}:{k}"));
-    let (mut token, mut next) = ("bench-a", "bench-b");
-    let script = redis::Script::new(include_str!("../lua/renew.lua"));
+    let mut ticket = Ticket {
+        space: space.name().into(),
+        node: grant.node,
+        token: "bench-a".into(),
+        next: Some("bench-b".into()),
+    };
     let renew = per_call(|| {
-        let reply: Vec<u64> = script
-            .key(&keys[0])
-            .key(&keys[1])
-            .key(&keys[2])
-            .key(&keys[3])
-            .arg("bench:rust")
-            .arg(grant.node)
-            .arg(token)
-            .arg(ttl_ms)
-            .arg(next)
-            .invoke(&mut con)
-            .expect("renewal");
-        black_box(reply);
-        (token, next) = (next, token);
+        let until = <redis::Client as Store>::renew(&mut con, &ticket, ttl_ms).expect("renewal");
+        black_box(until);
+        let next = ticket.next.replace(std::mem::take(&mut ticket.token));
+        ticket.token = next.expect("a next token");
     });
 
     let lease = Lease::acquire(&client, &space).expect("lease");

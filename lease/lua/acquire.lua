@@ -12,7 +12,7 @@
 --
 -- Every time is Redis's clock (TIME). A node's score in `ends` is the fence of its
 -- newest lease: the next holder of that id issues only after it, and never at or before
--- Redis's clock at the grant. A space whose records are not intact (below) may have lost
+-- Redis's clock at the grant. A space whose records are not intact (prelude.lua) may have lost
 -- acknowledged grants and renewals. It starts over: every record is dropped (so its
 -- holders' renewals are LOST and they stop), and every lease granted in its first
 -- ttl + skew ms is fenced after that window, beyond anything a holder of the lost data
@@ -21,25 +21,7 @@ local meta, ends, tokens, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local space, token, holder, layout = ARGV[1], ARGV[5], ARGV[6], ARGV[7]
 local capacity, ttl, skew = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
--- Whether the space's records are intact: its meta hash has every field and was written
--- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
--- Records that are not may have lost writes (a restart, a failover, a key evicted on its
--- own): no script trusts them, and only acquire writes to them, starting the space over.
--- The same function in every script (a script cannot import one). Returns whether they
--- are, the meta fields, and this process's run_id.
-local function intact(meta, ends)
-  local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next', 'layout', 'run')
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-  for i = 1, 7 do
-    if not m[i] then
-      return false, m, run
-    end
-  end
-  return m[7] == run and redis.call('ZCARD', ends) == tonumber(m[5]), m, run
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 
 local ok, m, run = intact(meta, ends)
 local created, nxt

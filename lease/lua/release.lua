@@ -11,23 +11,6 @@
 local meta, ends, tokens, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local node, token, issued, next = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
--- Whether the space's records are intact: its meta hash has every field and was written
--- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
--- Records that are not may have lost writes (a restart, a failover, a key evicted on its
--- own): no script trusts them, and only acquire writes to them, starting the space over.
--- The same function in every script (a script cannot import one). Returns whether they
--- are, the meta fields, and this process's run_id.
-local function intact(meta, ends)
-  local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next', 'layout', 'run')
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-  for i = 1, 7 do
-    if not m[i] then
-      return false, m, run
-    end
-  end
-  return m[7] == run and redis.call('ZCARD', ends) == tonumber(m[5]), m, run
-end
-
 local held = intact(meta, ends) and redis.call('HGET', tokens, node)
 if not held or (held ~= token and (not next or next == '' or held ~= next)) then
   return 0

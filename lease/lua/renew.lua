@@ -18,25 +18,7 @@ if next == '' then
   next = nil
 end
 
--- Whether the space's records are intact: its meta hash has every field and was written
--- by this Redis process, and `ends` holds a fence for each of the `next` ids ever leased.
--- Records that are not may have lost writes (a restart, a failover, a key evicted on its
--- own): no script trusts them, and only acquire writes to them, starting the space over.
--- The same function in every script (a script cannot import one). Returns whether they
--- are, the meta fields, and this process's run_id.
-local function intact(meta, ends)
-  local m = redis.call('HMGET', meta, 'capacity', 'ttl', 'skew', 'created', 'next', 'layout', 'run')
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-  for i = 1, 7 do
-    if not m[i] then
-      return false, m, run
-    end
-  end
-  return m[7] == run and redis.call('ZCARD', ends) == tonumber(m[5]), m, run
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 
 local score
 local held = intact(meta, ends) and redis.call('HGET', tokens, node)

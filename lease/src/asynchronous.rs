@@ -1,15 +1,15 @@
 //! `Lease::acquire_async`: the same lease, with a tokio task as its heartbeat.
 
-use crate::beat::{Beat, Step};
 use crate::error::Error;
-use crate::heartbeat::{AsyncReleaser, Heart};
+use crate::granted::{Granted, Wait};
+use crate::heartbeat_thread::{AsyncReleaser, Heart};
+use crate::held::Held;
 use crate::lease::Lease;
-use crate::pending::{Pending, Wait};
-use crate::protocol::new_token;
-use crate::shared::Shared;
+use crate::lease_state::State;
+use crate::rules::{Beat, Step};
 use crate::space::Space;
-use crate::state::State;
 use crate::store::AsyncStore;
+use crate::token::new_token;
 use snowdrift::Clock;
 use std::future::Future;
 use std::sync::Arc;
@@ -52,27 +52,27 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         // A grant that comes `ttl - skew` after the acquire was sent would lapse at once.
         let live = Duration::from_millis(space.ttl_ms - space.skew_ms);
         let grant = bounded::<K, _>(live, K::acquire_async(&mut con, space, &token)).await?;
-        let mut pending = Pending::new(space, token, grant, sent);
-        while !pending.usable(space) {
-            match pending.next(space, Instant::now()) {
+        let mut granted = Granted::new(space, token, grant, sent);
+        while !granted.usable(space) {
+            match granted.next(space, Instant::now()) {
                 Ok(Wait::Sleep(nap)) => tokio::time::sleep(nap).await,
                 Ok(Wait::Renew { sent, budget }) => {
-                    let renew = K::renew_async(&mut con, pending.renewal(), space.ttl_ms);
+                    let renew = K::renew_async(&mut con, granted.renewal(), space.ttl_ms);
                     let reply = bounded::<K, _>(budget, renew).await;
-                    if pending.renewed(reply, sent)?
+                    if granted.renewed(reply, sent)?
                         && let Ok(fresh) = bounded::<K, _>(budget, store.connect_async()).await
                     {
                         con = fresh;
                     }
                 }
                 Err(error) => {
-                    let give_up = K::release_async(&mut con, &pending.ticket, pending.grant.until);
+                    let give_up = K::release_async(&mut con, &granted.ticket, granted.grant.until);
                     let _ = bounded::<K, _>(limit, give_up).await;
                     return Err(error);
                 }
             }
         }
-        let (shared, beat) = match pending.start(space) {
+        let (shared, beat) = match granted.start(space) {
             Ok(started) => started,
             Err(failed) => {
                 let (e, ticket, until) = *failed;
@@ -89,7 +89,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         Ok(Lease::from_task(shared, task))
     }
 
-    /// [`release`](Lease::release), waiting for Redis's answer (feature `tokio`).
+    /// [`release`](Lease::release), waiting for the store's answer (feature `tokio`).
     pub async fn release_async(mut self) -> Result<(), Error> {
         let shared = Arc::clone(self.shared());
         let Some(heart) = self.take_heart() else {
@@ -123,7 +123,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
 
 /// The heartbeat task: as the thread, with every call bounded by a timeout.
 async fn heartbeat<K: AsyncStore, C: Clock + Send + Sync + 'static>(
-    shared: Arc<Shared<C>>,
+    shared: Arc<Held<C>>,
     store: K,
     mut con: Option<K::Connection>,
     mut beat: Beat,

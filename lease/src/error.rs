@@ -18,19 +18,19 @@ pub enum Error {
     /// Every node id of the space is held by a live lease
     /// (`all 32 node ids of 'ids:orders' are leased`).
     AllLeased {
-        /// The message from Redis, without its code word.
+        /// The message from the store, without its code word.
         message: String,
     },
     /// The space exists with another capacity, TTL or skew: one space, one setting.
     Config {
-        /// The message from Redis, without its code word.
+        /// The message from the store, without its code word.
         message: String,
     },
     /// The store no longer records the node id as this lease's (it was taken over after
     /// the lease ended, a copy of this holder renewed it first, or the store lost its
     /// data). The generator is stopped.
     Lost {
-        /// The message from Redis, without its code word.
+        /// The message from the store, without its code word.
         message: String,
     },
     /// No renewal succeeded for `ttl - skew` ms: the generator is stopped.
@@ -60,7 +60,7 @@ pub enum Error {
         /// The space's name.
         space: String,
     },
-    /// An option of the [`Space`](crate::Space) is out of range; nothing was sent to Redis.
+    /// An option of the [`Space`](crate::Space) is out of range; nothing was sent to the store.
     Invalid {
         /// What is wrong, with the value and the allowed range.
         message: String,
@@ -80,7 +80,8 @@ pub enum Error {
         /// What is missing, and what to do.
         message: String,
     },
-    /// A store did not answer in time, or its connection could not be set up.
+    /// A store did not answer in time, its connection could not be set up, or the
+    /// heartbeat thread could not start.
     Io(std::io::Error),
     /// A store answered with something that is not the protocol's reply.
     Reply {
@@ -90,12 +91,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether trying again later may succeed: all ids leased, Redis unreachable or
+    /// Whether trying again later may succeed: all ids leased, the store unreachable or
     /// failing, the lease lost or lapsed (a new lease is needed then).
     ///
     /// ```
     /// use snowdrift_lease::Error;
-    /// assert!(!Error::Invalid { message: "ttl_ms 5 is outside 100..=86400000".into() }.is_transient());
+    /// assert!(!Error::Invalid { message: "ttl_ms 5 is outside 100..=31536000000".into() }.is_transient());
     /// ```
     pub fn is_transient(&self) -> bool {
         matches!(

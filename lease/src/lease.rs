@@ -1,27 +1,27 @@
 //! A held node id: the handle of a lease, with its generator fenced at the lease's end.
 
 use crate::error::Error;
+use crate::granted::{Granted, Wait};
 #[cfg(feature = "tokio")]
-use crate::heartbeat::AsyncReleaser;
-use crate::heartbeat::{Heart, heartbeat};
-use crate::pending::{Pending, Wait};
-use crate::protocol::new_token;
-use crate::shared::Shared;
+use crate::heartbeat_thread::AsyncReleaser;
+use crate::heartbeat_thread::{Heart, heartbeat};
+use crate::held::Held;
+use crate::lease_state::State;
 use crate::space::Space;
-use crate::state::State;
 use crate::store::Store;
+use crate::token::new_token;
 use snowdrift::{AtomicGenerator, Clock, MonotonicClock};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// A node id leased from Redis, with a generator that issues IDs only while the lease
+/// A node id leased from a store, with a generator that issues IDs only while the lease
 /// holds.
 ///
 /// The generator is resumed after the lease's `not_before` (the fence of the id's
 /// previous lease) and fenced at the lease's end, which a heartbeat moves forward on each
-/// renewal. When renewals fail for `ttl - skew` ms, or Redis says the id is no longer
+/// renewal. When renewals fail for `ttl - skew` ms, or the store says the id is no longer
 /// this lease's, the fence drops to 0: the generator returns
 /// [`PastFence`](snowdrift::ErrorKind::PastFence) and [`Lease::check`] says why. Acquire a new lease
 /// to go on.
@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Lease<C: Clock = MonotonicClock> {
-    shared: Arc<Shared<C>>,
+    shared: Arc<Held<C>>,
     heart: Option<Heart>,
 }
 
@@ -63,14 +63,14 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
         )?;
         let sent = Instant::now();
         let grant = K::acquire(&mut con, space, &token)?;
-        let mut pending = Pending::new(space, token, grant, sent);
-        while !pending.usable(space) {
-            match pending.next(space, Instant::now()) {
+        let mut granted = Granted::new(space, token, grant, sent);
+        while !granted.usable(space) {
+            match granted.next(space, Instant::now()) {
                 Ok(Wait::Sleep(nap)) => std::thread::sleep(nap),
                 Ok(Wait::Renew { sent, budget }) => {
                     let reply = K::set_timeout(&mut con, budget)
-                        .and_then(|()| K::renew(&mut con, pending.renewal(), space.ttl_ms));
-                    if pending.renewed(reply, sent)?
+                        .and_then(|()| K::renew(&mut con, granted.renewal(), space.ttl_ms));
+                    if granted.renewed(reply, sent)?
                         && let Ok(fresh) = store.connect(budget)
                     {
                         con = fresh;
@@ -78,13 +78,13 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
                 }
                 Err(error) => {
                     let _ = K::set_timeout(&mut con, timeout);
-                    let _ = K::release(&mut con, &pending.ticket, pending.grant.until);
+                    let _ = K::release(&mut con, &granted.ticket, granted.grant.until);
                     return Err(error);
                 }
             }
         }
         let _ = K::set_timeout(&mut con, timeout);
-        let (shared, beat) = match pending.start(space) {
+        let (shared, beat) = match granted.start(space) {
             Ok(started) => started,
             Err(failed) => {
                 let (e, ticket, until) = *failed;
@@ -105,14 +105,14 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
             }),
             Err(e) => {
                 let _ = K::release(&mut store.connect(timeout)?, &shared.ticket(), give_up);
-                Err(Error::Redis(redis::RedisError::from(e)))
+                Err(Error::Io(e))
             }
         }
     }
 
     #[cfg(feature = "tokio")]
     pub(crate) fn from_task(
-        shared: Arc<Shared<C>>,
+        shared: Arc<Held<C>>,
         task: tokio::task::JoinHandle<AsyncReleaser>,
     ) -> Self {
         Lease {
@@ -135,7 +135,7 @@ impl<C: Clock> Lease<C> {
         self.shared.not_before
     }
 
-    /// The lease's end as Redis recorded it at the newest renewal (Unix ms): the
+    /// The lease's end as the store recorded it at the newest renewal (Unix ms): the
     /// generator issues only IDs timed before it while the lease is live.
     pub fn until_ms(&self) -> u64 {
         self.shared.until.load(Ordering::SeqCst)
@@ -177,7 +177,7 @@ impl<C: Clock> Lease<C> {
         self.stop(true)
     }
 
-    /// Stops the heartbeat and the generator *without* telling Redis, as if the process
+    /// Stops the heartbeat and the generator *without* telling the store, as if the process
     /// had crashed: the id stays leased until its TTL ends. For tests and crash drills.
     pub fn abandon(mut self) {
         let _ = self.stop(false);
@@ -219,7 +219,7 @@ impl<C: Clock> Lease<C> {
     }
 
     #[cfg(feature = "tokio")]
-    pub(crate) fn shared(&self) -> &Arc<Shared<C>> {
+    pub(crate) fn shared(&self) -> &Arc<Held<C>> {
         &self.shared
     }
 

@@ -5,7 +5,7 @@
 //! that a heartbeat renews. Its [`AtomicGenerator`](snowdrift::AtomicGenerator) issues
 //! IDs only after the id's previous holder stopped (`not_before`) and only before the
 //! lease's end (the fence), so no two live holders ever issue the same ID: not when a
-//! holder stalls or loses its network, not when host clocks disagree, not when Redis
+//! holder stalls or loses its network, not when host clocks disagree, not when the store
 //! restarts without its data. The protocol, shared with the npm package, is described in
 //! `PROTOCOL.md` beside this crate and implemented by the Lua scripts in `lua/` and the
 //! SQL in `postgres/`; every store runs under the same holder ([`Store`]).
@@ -37,7 +37,7 @@
 //!    longest ago, or fails with [`Error::AllLeased`].
 //! 2. A heartbeat (a thread, or a tokio task) renews every `renew_every_ms` (a third of
 //!    the TTL) and moves the generator's fence to the new lease end.
-//! 3. If no renewal succeeds for `ttl - skew` ms, the lease *lapses*; if Redis says the
+//! 3. If no renewal succeeds for `ttl - skew` ms, the lease *lapses*; if the store says the
 //!    id is someone else's now (or it lost its data), the lease is *lost*. Either way the
 //!    generator stops at once ([`PastFence`](snowdrift::ErrorKind::PastFence)); take a new lease.
 //!    Each renewal also replaces the lease's token with one the holder draws ([`Ticket`]):
@@ -63,29 +63,29 @@
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
-mod beat;
 mod connector;
 mod error;
-mod heartbeat;
+mod granted;
+mod heartbeat_thread;
+mod held;
 mod lease;
-mod pending;
-#[cfg(feature = "postgres")]
-mod postgres;
-mod protocol;
-mod shared;
+mod lease_state;
+mod limits;
+mod rules;
 mod space;
-mod state;
 mod store;
+mod token;
 
 #[cfg(feature = "tokio")]
 pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
 pub use lease::Lease;
-#[cfg(feature = "postgres")]
-pub use postgres::{Postgres, PostgresConnection};
-pub use space::{MAX_NODE_BITS, Space, TTL_RANGE_MS};
-pub use state::State;
+pub use lease_state::State;
+pub use limits::{MAX_NODE_BITS, TTL_RANGE_MS};
+pub use space::Space;
 #[cfg(feature = "tokio")]
 pub use store::AsyncStore;
+#[cfg(feature = "postgres")]
+pub use store::postgres::{Postgres, PostgresConnection};
 pub use store::{Grant, Listed, Listing, Store, Ticket};

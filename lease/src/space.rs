@@ -1,20 +1,17 @@
 //! A space of node ids and the settings of the leases taken from it.
 
 use crate::error::Error;
+use crate::limits::{
+    MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MIN_RENEW_EVERY_MS, TTL_RANGE_MS, text_length,
+};
 use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Order, Policy};
-
-/// The shortest and longest TTL a space accepts, in milliseconds.
-pub const TTL_RANGE_MS: core::ops::RangeInclusive<u64> = 100..=86_400_000;
-
-/// The widest node field a space leases ids for (2^32 ids).
-pub const MAX_NODE_BITS: u32 = 32;
 
 /// A named set of node ids (`2^node bits` of the layout; datacenter and worker bits
 /// together for split layouts) and how leases on it behave.
 ///
 /// Every client of one space must use the same layout (every field that decides where
 /// an ID's bits go: see [`layout_text`](Space::layout_text)), `ttl_ms` and `skew_ms`
-/// (Redis refuses others with [`Error::Config`]); the other settings are per process.
+/// (the store refuses others with [`Error::Config`]); the other settings are per process.
 ///
 /// ```
 /// use snowdrift::{Layout, Policy};
@@ -60,13 +57,14 @@ impl Space<MonotonicClock> {
 }
 
 impl<C> Space<C> {
-    /// How long a lease lasts without renewal, in milliseconds (`100..=86400000`).
+    /// How long a lease lasts without renewal, in milliseconds (100 ms to a year:
+    /// [`TTL_RANGE_MS`](crate::TTL_RANGE_MS)).
     pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
         self.ttl_ms = ttl_ms;
         self
     }
 
-    /// How far the clocks of Redis (across a restart or failover) and of the hosts may
+    /// How far the clocks of the store (across a restart or failover) and of the hosts may
     /// disagree, in milliseconds; below half the TTL. A holder stops issuing `ttl - skew`
     /// ms after its last successful renewal was sent.
     pub fn skew_ms(mut self, skew_ms: u64) -> Self {
@@ -81,7 +79,8 @@ impl<C> Space<C> {
         self
     }
 
-    /// The description of the holder shown to operators (default `rust pid N on HOST`).
+    /// The description of the holder shown to operators (default `rust pid N on HOST`;
+    /// at most 1024 characters).
     pub fn holder(mut self, holder: impl Into<String>) -> Self {
         self.holder = Some(holder.into());
         self
@@ -159,7 +158,7 @@ impl<C> Space<C> {
         self.renew_every_ms.unwrap_or(self.ttl_ms / 3)
     }
 
-    /// The holder description sent to Redis.
+    /// The holder description sent to the store.
     pub fn holder_description(&self) -> String {
         match &self.holder {
             Some(h) => h.clone(),
@@ -168,13 +167,19 @@ impl<C> Space<C> {
     }
 
     /// Checks every option; [`Lease::acquire`](crate::Lease::acquire) calls this before it
-    /// sends anything to Redis.
+    /// sends anything to the store.
     pub fn validate(&self) -> Result<(), Error>
     where
         C: Clock + Clone,
     {
         if self.name.is_empty() {
             return Err(Error::invalid("space name must not be empty".into()));
+        }
+        let name_length = text_length(&self.name);
+        if name_length > MAX_SPACE_NAME {
+            return Err(Error::invalid(format!(
+                "space name has {name_length} characters (allowed 1..={MAX_SPACE_NAME})"
+            )));
         }
         if self.name.contains(['{', '}']) {
             return Err(Error::invalid(format!(
@@ -198,11 +203,19 @@ impl<C> Space<C> {
         }
         let live = self.ttl_ms - self.skew_ms;
         let renew = self.renew_every();
-        if !(10..live).contains(&renew) {
+        if !(MIN_RENEW_EVERY_MS..live).contains(&renew) {
             return Err(Error::invalid(format!(
-                "renew_every_ms {renew} is outside 10..={} (below ttl_ms - skew_ms)",
+                "renew_every_ms {renew} is outside {MIN_RENEW_EVERY_MS}..={} (below ttl_ms - skew_ms)",
                 live - 1
             )));
+        }
+        if let Some(holder) = &self.holder {
+            let length = text_length(holder);
+            if length > MAX_HOLDER {
+                return Err(Error::invalid(format!(
+                    "holder has {length} characters (allowed 0..={MAX_HOLDER})"
+                )));
+            }
         }
         let bits = self.layout.node_bits();
         if bits > MAX_NODE_BITS {
@@ -214,16 +227,6 @@ impl<C> Space<C> {
         AtomicGenerator::new(self.clock.clone(), self.layout, 0, self.policy)?;
         Ok(())
     }
-}
-
-/// The Redis keys of the space named `n`: meta, ends, token, holder.
-pub(crate) fn keys(n: &str) -> [String; 4] {
-    [
-        format!("{{{n}}}:meta"),
-        format!("{{{n}}}:ends"),
-        format!("{{{n}}}:token"),
-        format!("{{{n}}}:holder"),
-    ]
 }
 
 /// This machine's name, as far as the standard library and the environment tell.

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::scenarios::{self, take, time_of};
+use common::scenarios::{self, store_scenarios, take, time_of};
 use common::{Server, layout};
 use snowdrift::IdGenerator;
 use snowdrift_lease::{Error, Lease, Space, State};
@@ -10,25 +10,8 @@ use std::collections::HashSet;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-#[test]
-fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
-    scenarios::many(&Server::start().client());
-}
-
-#[test]
-fn expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it() {
-    scenarios::reclaim(&Server::start().client());
-}
-
-#[test]
-fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
-    scenarios::release_hands_on(&Server::start().client());
-}
-
-#[test]
-fn a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence() {
-    scenarios::new_space_renews_early(&Server::start().client());
-}
+// The scenarios every store passes (common/scenarios.rs), each against a server of its own.
+store_scenarios!(Server::start().client());
 
 #[test]
 fn a_holder_that_cannot_renew_stops_issuing_by_ttl_minus_skew() {
@@ -117,35 +100,10 @@ fn a_release_after_the_fences_were_evicted_writes_nothing_and_the_next_holder_re
 }
 
 #[test]
-fn a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on() {
-    scenarios::a_copy_renewing_after_the_holder_is_lost(&Server::start().client());
-}
-
-#[test]
-fn a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops() {
-    scenarios::a_holder_whose_copy_renewed_first_is_lost(&Server::start().client());
-}
-
-#[test]
-fn a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases() {
-    scenarios::a_renewal_sent_twice_renews_twice_and_its_pair_releases(&Server::start().client());
-}
-
-#[test]
 fn a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it() {
     scenarios::a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it(
         &Server::start().client(),
     );
-}
-
-#[test]
-fn the_listing_shows_settings_ids_and_holders() {
-    scenarios::list(&Server::start().client());
-}
-
-#[test]
-fn a_space_has_one_setting() {
-    scenarios::one_setting(&Server::start().client());
 }
 
 #[test]
@@ -155,7 +113,11 @@ fn invalid_options_are_refused_before_redis_is_touched() {
     let cases = [
         (
             Space::new("test:bad", layout(2)).ttl_ms(50),
-            "ttl_ms 50 is outside 100..=86400000",
+            "ttl_ms 50 is outside 100..=31536000000",
+        ),
+        (
+            Space::new("test:bad", layout(2)).ttl_ms(31_536_000_001),
+            "ttl_ms 31536000001 is outside 100..=31536000000",
         ),
         (
             Space::new("test:bad", layout(2))
@@ -171,6 +133,14 @@ fn invalid_options_are_refused_before_redis_is_touched() {
             "renew_every_ms 900 is outside 10..=899 (below ttl_ms - skew_ms)",
         ),
         (Space::new("", layout(2)), "space name must not be empty"),
+        (
+            Space::new("é".repeat(1025), layout(2)),
+            "space name has 1025 characters (allowed 1..=1024)",
+        ),
+        (
+            Space::new("test:bad", layout(2)).holder("h".repeat(1025)),
+            "holder has 1025 characters (allowed 0..=1024)",
+        ),
         (
             Space::new("a}b", layout(2)),
             "space name 'a}b' must not contain '{' or '}' (the keys' hash tag)",

@@ -8,7 +8,7 @@ mod pg;
 
 use common::gated::{Gated, REPLIES_LOST};
 use common::layout;
-use common::scenarios::{self, acquire_within, take};
+use common::scenarios::{self, acquire_within, scenario_tests, store_scenarios, take};
 use pg::Pg;
 use snowdrift_lease::{Error, Lease, Postgres, Space, State, Store};
 use std::collections::HashSet;
@@ -28,24 +28,11 @@ fn server() -> (Pg, Postgres) {
     (pg, store)
 }
 
-#[test]
-fn thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused() {
-    scenarios::many(&server().1);
-}
-
-#[test]
-fn expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it() {
-    scenarios::reclaim(&server().1);
-}
-
-#[test]
-fn release_hands_on_issued_through_so_the_next_holder_starts_above_at_once() {
-    scenarios::release_hands_on(&server().1);
-}
-
-#[test]
-fn a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence() {
-    scenarios::new_space_renews_early(&server().1);
+// The scenarios every store passes (common/scenarios.rs), each against a server of its own.
+store_scenarios!(server().1);
+scenario_tests! {
+    server().1;
+    a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it => a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it,
 }
 
 #[test]
@@ -62,36 +49,6 @@ fn a_holder_whose_database_stops_answering_stops_issuing_by_ttl_minus_skew() {
     assert!(matches!(err, Error::Io(_)), "{err}");
     assert!(start.elapsed() < Duration::from_secs(30));
     Pg::resume(&paused);
-}
-
-#[test]
-fn a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on() {
-    scenarios::a_copy_renewing_after_the_holder_is_lost(&server().1);
-}
-
-#[test]
-fn a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops() {
-    scenarios::a_holder_whose_copy_renewed_first_is_lost(&server().1);
-}
-
-#[test]
-fn a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases() {
-    scenarios::a_renewal_sent_twice_renews_twice_and_its_pair_releases(&server().1);
-}
-
-#[test]
-fn a_holder_whose_renewal_replies_are_lost_sends_one_pair_and_releases_with_it() {
-    scenarios::a_holder_whose_replies_are_lost_keeps_its_pair_and_releases_with_it(&server().1);
-}
-
-#[test]
-fn the_listing_shows_settings_ids_and_holders() {
-    scenarios::list(&server().1);
-}
-
-#[test]
-fn a_space_has_one_setting() {
-    scenarios::one_setting(&server().1);
 }
 
 #[test]
@@ -141,6 +98,37 @@ fn handed_on(theirs: &[u64], ours: &[u64]) {
         "an ID was issued twice"
     );
     assert!(ours.iter().min() > theirs.iter().max());
+}
+
+/// A thread that issues from `old` while it is live (at most 5 s), and returns the IDs.
+fn issue_while_live(old: &std::sync::Arc<Lease>) -> std::thread::JoinHandle<Vec<u64>> {
+    let old = std::sync::Arc::clone(old);
+    std::thread::spawn(move || {
+        let mut ids = Vec::new();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
+            ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
+            sleep(Duration::from_millis(1));
+        }
+        ids
+    })
+}
+
+/// The IDs the lease `new` issues in `for_ms` ms, once it is known to start after `fence`
+/// (its `not_before` at or above it).
+fn issue_after(new: &Lease, fence: u64, for_ms: u64) -> Vec<u64> {
+    assert!(
+        new.not_before_ms() >= fence,
+        "{} >= {fence}",
+        new.not_before_ms()
+    );
+    let mut ours = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(for_ms) {
+        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
+        sleep(Duration::from_millis(1));
+    }
+    ours
 }
 
 /// Reads a holder process's lines (`ready N`, `id N`) into a vector on a thread.
@@ -305,17 +293,7 @@ fn a_restore_from_an_older_base_backup_gives_no_two_holders_one_id() {
     let new = acquire_within(&store, &space, Duration::from_secs(3));
     gated.shut(false); // the old holder's next renewal reaches the restored server
     assert_eq!(new.node(), 0);
-    assert!(
-        new.not_before_ms() >= fence_before,
-        "{} >= {fence_before}",
-        new.not_before_ms()
-    );
-    let mut ours = Vec::new();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(2_000) {
-        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
-        sleep(Duration::from_millis(1));
-    }
+    let ours = issue_after(&new, fence_before, 2_000);
     let theirs = issuing.join().expect("issuing thread");
     assert_eq!(old.state(), State::Lost, "{:?}", old.check());
     handed_on(&theirs, &ours);
@@ -350,18 +328,7 @@ fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
     // it issues on until it lapses), and issues.
     let gated = Gated::new(store.clone());
     let old = std::sync::Arc::new(Lease::acquire(&gated, &one).expect("takeover"));
-    let issuing = {
-        let old = std::sync::Arc::clone(&old);
-        std::thread::spawn(move || {
-            let mut ids = Vec::new();
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
-                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
-                sleep(Duration::from_millis(1));
-            }
-            ids
-        })
-    };
+    let issuing = issue_while_live(&old);
     sleep(Duration::from_millis(300));
     gated.shut(true);
     let (fence, kept_fence) = (old.until_ms(), kept.until_ms());
@@ -376,17 +343,7 @@ fn a_backend_crash_under_synchronous_commit_off_gives_no_two_holders_one_id() {
         other.not_before_ms()
     );
     let new = acquire_within(&store, &one, Duration::from_secs(3));
-    assert!(
-        new.not_before_ms() >= fence,
-        "{} >= {fence}",
-        new.not_before_ms()
-    );
-    let mut ours = Vec::new();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(1_500) {
-        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
-        sleep(Duration::from_millis(1));
-    }
+    let ours = issue_after(&new, fence, 1_500);
     let theirs = issuing.join().expect("issuing thread");
     handed_on(&theirs, &ours);
 }
@@ -580,18 +537,7 @@ fn a_failover_to_a_standby_that_had_not_caught_up_gives_no_two_holders_one_id() 
     standby.detach();
     // A takeover and its renewals that the standby never receives.
     let old = std::sync::Arc::new(Lease::acquire(&store, &space).expect("takeover"));
-    let issuing = {
-        let old = std::sync::Arc::clone(&old);
-        std::thread::spawn(move || {
-            let mut ids = Vec::new();
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(5) && old.state() == State::Live {
-                ids.extend((0..20).filter_map(|_| old.generator().next().ok()));
-                sleep(Duration::from_millis(1));
-            }
-            ids
-        })
-    };
+    let issuing = issue_while_live(&old);
     sleep(Duration::from_millis(500));
     let fence = old.until_ms();
     // The primary goes down (its holder renews nowhere, and issues on until it lapses);
@@ -600,17 +546,7 @@ fn a_failover_to_a_standby_that_had_not_caught_up_gives_no_two_holders_one_id() 
     standby.psql("SELECT pg_promote()");
     let new = acquire_within(&standby.store(SCHEMA), &space, Duration::from_secs(3));
     assert_eq!(new.node(), 0);
-    assert!(
-        new.not_before_ms() >= fence,
-        "{} >= {fence}",
-        new.not_before_ms()
-    );
-    let mut ours = Vec::new();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(2_000) {
-        ours.extend((0..20).filter_map(|_| new.generator().next().ok()));
-        sleep(Duration::from_millis(1));
-    }
+    let ours = issue_after(&new, fence, 2_000);
     let theirs = issuing.join().expect("issuing thread");
     assert_eq!(old.state(), State::Lapsed, "{:?}", old.check());
     handed_on(&theirs, &ours);
@@ -624,7 +560,7 @@ fn invalid_options_are_refused_before_the_database_is_touched() {
     );
     let bad = Space::new("test:bad", layout(2)).ttl_ms(50);
     let err = Lease::acquire(&nowhere, &bad).unwrap_err();
-    assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=86400000");
+    assert_eq!(err.to_string(), "ttl_ms 50 is outside 100..=31536000000");
 }
 
 #[cfg(feature = "tokio")]

@@ -134,8 +134,8 @@ test("ids from two isolates at once, issued by the space's object: none twice", 
   assert.equal(over.json.error.message, "count 501 is outside the allowed range 1..=500");
 });
 
-test("ids from recycled isolates hold no node id: devices lease every id of the space (the README's Worker)", async () => {
-  // The README's Worker, on a space of four node ids with a 60 s TTL.
+test("ids from recycled isolates hold no node id: devices lease every id of the space (the Worker of docs/http.md)", async () => {
+  // The Worker of docs/http.md, on a space of four node ids with a 60 s TTL.
   const QUAD = { timeBits: 41, nodeBits: 2, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
   const readme = `
 import { leaseHandler } from "${http}";

@@ -4,20 +4,18 @@
 // against an unbound one with the same options, measured in turns in this one process;
 // for PostgreSQL also a `SELECT 1` and a one-row UPDATE on the renewal's connection, the
 // floors of a call. Medians; no thresholds.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Snowdrift } from "snowdrift";
-import { leaseNode } from "snowdrift/redis";
+import { leaseNode, redisStore } from "snowdrift/redis";
+import { keysOf } from "../../wasm/js/redis-space.mjs";
 import { KINDS, connect } from "./clients.mjs";
 import { startServer } from "./redis-server.mjs";
 import { leaseNode as leasePostgres } from "snowdrift/postgres";
 import { connectPostgres, startStore } from "./stores.mjs";
 
 const require = createRequire(import.meta.url);
-const renewScript = readFileSync(join(dirname(require.resolve("snowdrift/package.json")), "lua/renew.lua"), "utf8");
-const renewSha = createHash("sha1").update(renewScript).digest("hex");
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -68,18 +66,15 @@ try {
       await new Promise((r) => setTimeout(r, 3600));
       const acquire = await perCall(async () => (await leaseNode(client, options)).release());
       const lease = await leaseNode(client, options);
-      const keys = ["meta", "ends", "token", "holder"].map((k) => `{${key}}:${k}`);
-      // The heartbeat's call (EVALSHA of renew.lua, loaded by the acquires above) with
-      // the lease's own token, read from Redis: a real renewal of the live lease.
+      const keys = keysOf(key);
+      // The heartbeat's call (the store's renew: EVALSHA of renew.lua, loaded by the
+      // acquires above) with the lease's own token, read from Redis: a real renewal of
+      // the live lease.
       const token = await (kind === "redis"
         ? client.hGet(keys[2], String(lease.node))
         : client.hget(keys[2], String(lease.node)));
-      const args = [key, String(lease.node), token, "3000"];
-      const renew = await perCall(() =>
-        kind === "redis"
-          ? client.evalSha(renewSha, { keys, arguments: args })
-          : client.evalsha(renewSha, keys.length, ...keys, ...args),
-      );
+      const store = redisStore(client);
+      const renew = await perCall(() => store.renew({ space: key, node: lease.node, token }, 3000));
       const [bound, unbound] = nextInTurns([lease.generator(), new Snowdrift({ layout: "twitter", node: lease.node })]);
       await lease.release();
       rows.push({ kind, acquire, renew, bound, unbound });

@@ -262,7 +262,13 @@ test("option errors name the value and the allowed range, before any call to Red
     [{}, TypeError, "key must be a string, got undefined undefined"],
     [{ key: "" }, RangeError, "key must not be empty"],
     [{ key: "ids:{a}" }, RangeError, "key \"ids:{a}\" must not contain '{' or '}' (the keys' hash tag)"],
-    [{ key: "k", ttlMs: 50 }, RangeError, "ttlMs 50 is outside the allowed range 100..=86400000"],
+    [{ key: "é".repeat(1025) }, RangeError, "key has 1025 characters (allowed 1..=1024)"],
+    [{ key: "k", ttlMs: 50 }, RangeError, "ttlMs 50 is outside the allowed range 100..=31536000000"],
+    [
+      { key: "k", ttlMs: 31_536_000_001 },
+      RangeError,
+      "ttlMs 31536000001 is outside the allowed range 100..=31536000000",
+    ],
     [{ key: "k", ttlMs: 1000, skewMs: 500 }, RangeError, "skewMs 500 is outside the allowed range 0..=499"],
     [
       { key: "k", ttlMs: 1000 },
@@ -272,11 +278,17 @@ test("option errors name the value and the allowed range, before any call to Red
     [
       { key: "k", ttlMs: 1000, skewMs: 100, renewEveryMs: 900 },
       RangeError,
-      "renewEveryMs 900 is outside the allowed range 1..=899",
+      "renewEveryMs 900 is outside the allowed range 10..=899",
     ],
-    [{ key: "k", ttlMs: 1.5 }, RangeError, "ttlMs 1.5 is not an integer (allowed 100..=86400000)"],
+    [
+      { key: "k", ttlMs: 1000, skewMs: 100, renewEveryMs: 9 },
+      RangeError,
+      "renewEveryMs 9 is outside the allowed range 10..=899",
+    ],
+    [{ key: "k", ttlMs: 1.5 }, RangeError, "ttlMs 1.5 is not an integer (allowed 100..=31536000000)"],
     [{ key: "k", layout: "nope" }, RangeError, /unknown layout "nope"/],
     [{ key: "k", holder: 3 }, TypeError, "holder must be a string, got number 3"],
+    [{ key: "k", holder: "h".repeat(1025) }, RangeError, "holder has 1025 characters (allowed 0..=1024)"],
     [{ key: "k", ttl: 3 }, RangeError, /unknown leaseNode option "ttl"/],
   ];
   for (const [opts, name, message] of cases) {

@@ -100,7 +100,7 @@ test("errors name the value before any call to PostgreSQL; a space may use any n
     message: "schema must be a string, got number 3",
   });
   await assert.rejects(leaseNode(fake, { key: "k", ttlMs: 50 }), {
-    message: "ttlMs 50 is outside the allowed range 100..=86400000",
+    message: "ttlMs 50 is outside the allowed range 100..=31536000000",
   });
   await assert.rejects(leaseNode(fake, { key: "k", table: "x" }), /unknown leaseNode option "table"/);
   await assert.rejects(setup(fake, { schemas: "x" }), /unknown setup option "schemas" \(allowed: schema\)/);

@@ -1,7 +1,9 @@
 // Real redis-server processes for the fleet tests, on free ports of 127.0.0.1: one
 // server, a restart on the same port (without persistence: its data is lost), and a
 // three-master cluster. Every wait is bounded; every process started here is stopped by
-// `stop()` and killed when this process exits.
+// `stop()` and killed when this process exits. Each server works in a directory of its
+// own (a replica writes the snapshot it syncs from there), made under the system's temp
+// directory and removed when it stops, unless the caller gives one.
 import { spawn, execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
@@ -11,8 +13,10 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 const children = new Set();
+const dirs = new Set();
 process.on("exit", () => {
   for (const c of children) c.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -73,19 +77,36 @@ async function stopChild(child) {
   clearTimeout(t);
 }
 
-/** A redis-server on `port` (a free one by default); resolves once it answers PING. */
+/** A redis-server on `port` (a free one by default), working in `dir` (by default a new
+ * temp directory, removed when it stops); resolves once it answers PING. */
 export async function startServer({ port, extra = [], dir } = {}) {
   port ??= await freePort();
+  const own = dir === undefined ? mkdtempSync(join(tmpdir(), "snowdrift-redis-")) : undefined;
+  if (own !== undefined) dirs.add(own);
+  const removeOwn = () => {
+    if (own === undefined) return;
+    rmSync(own, { recursive: true, force: true });
+    dirs.delete(own);
+  };
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extra];
-  if (dir) args.push("--dir", dir);
-  let child = await spawnServer(port, args);
+  args.push("--dir", dir ?? own);
+  let child;
+  try {
+    child = await spawnServer(port, args);
+  } catch (e) {
+    removeOwn();
+    throw e;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
     /** Runs redis-cli against it; resolves with its output. */
     cli: (...a) => cli(port, ...a),
-    /** Stops it (SIGKILL after 2 s). */
-    stop: () => stopChild(child),
+    /** Stops it (SIGKILL after 2 s) and removes its own directory. */
+    async stop() {
+      await stopChild(child);
+      removeOwn();
+    },
     /** Stops it and starts an empty one on the same port, as after a crash without
      * persistence: every key is gone. */
     async restart() {

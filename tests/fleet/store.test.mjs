@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Snowdrift, maxIdAt } from "snowdrift";
-import { leaseNode, redisStore } from "snowdrift/redis";
+import { leaseNode, list, redisStore } from "snowdrift/redis";
+import { KEY_NAMES } from "../../wasm/js/redis-space.mjs";
 import { startServer, sleep } from "./redis-server.mjs";
 import { KINDS, connect } from "./clients.mjs";
 import { assertDisjoint, later } from "./holders.mjs";
@@ -224,9 +225,7 @@ const KEY_TTL = 1000;
 const KEY_SKEW = 50;
 const ONE_ID = layout(0); // one node id: the next holder of the space holds the old one's id
 const ONE_ID_TEXT = "time 41 bits of 1 ms from 1704067200000, node 0 bits, sequence 12 bits, node above sequence";
-const KEY_NAMES = ["meta", "ends", "token", "holder"];
 const keysOf = (key) => Object.fromEntries(KEY_NAMES.map((k) => [k, `{${key}}:${k}`]));
-const LIST_LUA = readFileSync(new URL("../../lease/lua/list.lua", import.meta.url), "utf8");
 
 /** The losses: a name and the commands that make it, for a space's keys `k`. */
 const LOSSES = [
@@ -328,13 +327,13 @@ async function keysLostCell(client, store, { key, lose, script, aheadMs }) {
     reply = await store.release(ticketA, issued);
     expected = kind === "kept" ? 1 : 0;
   } else {
-    const r = await client.eval(LIST_LUA, { keys: Object.values(k), arguments: [key] });
-    const ids = [];
-    for (let i = 6; i < r.length; i += 3) ids.push([r[i], r[i + 2]]);
-    reply = r.slice(1).every((v) => v === "") ? "no space" : { capacity: r[1], ids };
+    const r = await list(client, key);
+    const ids = r.leases.map((l) => [l.node, l.holder]);
+    const settings = [r.capacity, r.ttlMs, r.skewMs, r.createdMs, r.next];
+    reply = settings.every((v) => v === null) && ids.length === 0 ? "no space" : { capacity: r.capacity, ids };
     const gone = (key) => commands.some((c) => c.includes(key));
-    const holder = !gone(k.holder) ? "host a" : gone(k.token) ? "" : "(description lost)";
-    expected = kind === "over" ? "no space" : { capacity: "1", ids: [[0, holder]] };
+    const holder = !gone(k.holder) ? "host a" : gone(k.token) ? null : "(description lost)";
+    expected = kind === "over" ? "no space" : { capacity: 1, ids: [[0, holder]] };
   }
   // The old holder stops: a holder told LOST never releases; the others do.
   if (script !== "release" && reply.error !== "LOST") await store.release(ticketA, issued);
@@ -382,18 +381,12 @@ for (const [flavor, aheadMs] of [
   });
 }
 
-test("every script checks the space's records with the same intact() before it reads or writes a key of them", () => {
-  const texts = ["acquire", "renew", "release", "list"].map((name) => [
-    name,
-    readFileSync(new URL(`../../lease/lua/${name}.lua`, import.meta.url), "utf8"),
-  ]);
-  const check = (text) => /\nlocal function intact\(meta, ends\)\n[\s\S]*?\nend\n/.exec(text);
-  const first = check(texts[0][1])?.[0];
-  assert.ok(first, "acquire.lua defines intact(meta, ends)");
-  for (const [name, text] of texts) {
-    const c = check(text);
-    assert.equal(c?.[0], first, `${name}.lua has the same intact() as acquire.lua`);
-    const body = text.slice(c.index + c[0].length);
+test("every script checks the space's records with prelude.lua's intact() before it reads or writes a key of them", () => {
+  const read = (name) => readFileSync(new URL(`../../lease/lua/${name}.lua`, import.meta.url), "utf8");
+  assert.match(read("prelude"), /\nlocal function intact\(meta, ends\)\n/, "prelude.lua defines intact(meta, ends)");
+  for (const name of ["acquire", "renew", "release", "list"]) {
+    const body = read(name);
+    assert.doesNotMatch(body, /local function intact\b/, `${name}.lua uses the prelude's intact()`);
     const call = body.search(/\bintact\(meta, ends\)/);
     const touch = body.search(/redis\.call\('\w+', (meta|ends|tokens|holders)\b/);
     assert.ok(call >= 0 && (touch < 0 || call < touch), `${name}.lua calls intact() before touching a key`);

@@ -500,7 +500,9 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
     [{ onClockBackwards: "fail", maxAheadMs: 5 }, RangeError, "maxAheadMs", '"borrow"'],
     [{ clock: 5 }, TypeError, "clock", "5"],
     [{ clock: Date.now() }, TypeError, "clock"],
-    [{ resumeAfter: 5 }, TypeError, "resumeAfter", "bigint"],
+    [{ resumeAfter: true }, TypeError, "resumeAfter", "bigint"],
+    [{ resumeAfter: 2 ** 53 }, RangeError, "resumeAfter 9007199254740992", "lost precision"],
+    [{ resumeAfter: -5 }, RangeError, "resumeAfter -5", "0..=9007199254740991"],
     [{ resumeAfter: -1n }, RangeError, "-1n", "18446744073709551615"],
     [{ resumeAfter: 1n << 64n }, RangeError, "18446744073709551616n"],
     [{ resumeAfter: "12x" }, RangeError, '"12x"', "position 2"],
@@ -530,7 +532,9 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
       [() => gen.decode(1n << 63n), RangeError, "9223372036854775808", "63 bits"],
       [() => gen.decode("1e3"), RangeError, '"1e3"'],
       [() => gen.decode(""), RangeError, "empty"],
-      [() => gen.decode(5), TypeError, "bigint", "5"],
+      [() => gen.decode(true), TypeError, "bigint", "number", "true"],
+      [() => gen.decode(2 ** 53 + 2), RangeError, "9007199254740994", "above 2^53 - 1", "lost precision"],
+      [() => gen.decode(1.5), RangeError, "id 1.5", "not an integer"],
       [() => gen.decode(null), TypeError, "null"],
     ];
     for (const [call, type, ...pieces] of calls) {
@@ -544,7 +548,8 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
   test("bad arguments to the functions and ObjectId", () => {
     const now = Date.now();
     const calls = [
-      [() => decode(5), TypeError, "bigint"],
+      [() => decode(Symbol.iterator), TypeError, "bigint"],
+      [() => decode(Number.MAX_VALUE), RangeError, "above 2^53 - 1"],
       [() => decode(-1n), RangeError, "-1n"],
       [() => decode(1n, "nope"), RangeError, '"nope"'],
       [() => decode(1n, { timeBits: 70, sequenceBits: 1, epochMs: 0 }), RangeError, "70", "0..=64"],
@@ -554,7 +559,8 @@ describe("bad input: TypeError for wrong types, RangeError for bad values, state
       [() => compose({ timeMs: "now" }), TypeError, "timeMs"],
       [() => compose({ node: 1 }), TypeError, "timeMs"],
       [() => compose(null), TypeError, "parts"],
-      [() => toBase32(1), TypeError, "bigint"],
+      [() => toBase32({}), TypeError, "bigint"],
+      [() => toBase32(-1), RangeError, "id -1", "0..=9007199254740991"],
       [() => toBase32(-1n), RangeError, "-1n"],
       [() => fromBase32(5), TypeError, "string"],
       [() => fromBase32("0000000000!00"), RangeError, "invalid character", "position 10"],
@@ -622,6 +628,9 @@ describe("functions", () => {
     const counter = (o) => parseInt(o.toString().slice(18), 16);
     assert.equal(counter(b), (counter(a) + 1) % 0x1000000);
     assert.equal(ObjectId.parse(a.toString()).toString(), a.toString());
+    // Plain data: an ObjectId holds no wasm memory, so it has nothing to free or dispose.
+    assert.equal(a.free, undefined);
+    assert.equal(a[Symbol.dispose], undefined);
   });
 });
 
@@ -676,6 +685,27 @@ describe("the snowdrift command", () => {
     assert.match(text.stdout, /unitMs\s+10\n/);
   });
 
+  test("js53: decode of an ID a Number holds, and layout, as the vectors say", () => {
+    const v = vectors("ids.json").ids.find((x) => x.layout === "js53" && x.node > 0 && x.sequence > 0);
+    const r = cli("decode", v.id, "--layout", "js53", "--json");
+    assert.equal(r.status, 0, r.stderr);
+    const got = JSON.parse(r.stdout);
+    assert.deepEqual([got.id, got.timeMs, got.node, got.sequence], [v.id, v.timeMs, v.node, v.sequence]);
+    const info = cli("layout", "js53", "--json");
+    assert.equal(info.status, 0, info.stderr);
+    const { totalBits, unitMs, maxNode, maxSequence } = JSON.parse(info.stdout);
+    assert.deepEqual(
+      { totalBits, unitMs, maxNode, maxSequence },
+      { totalBits: 53, unitMs: 10, maxNode: 127, maxSequence: 255 },
+    );
+    const gen = cli("generate", "-n", "3", "--node", "127", "--layout", "js53");
+    assert.equal(gen.status, 0, gen.stderr);
+    for (const id of gen.stdout.trim().split("\n")) {
+      assert.ok(Number.isSafeInteger(Number(id)) && String(Number(id)) === id, id);
+      assert.equal(decode(Number(id), "js53").node, 127);
+    }
+  });
+
   test("generate prints increasing IDs of the node and layout asked for", () => {
     const r = cli("generate", "-n", "10", "--node", "3", "--layout", "twitter");
     assert.equal(r.status, 0, r.stderr);
@@ -706,6 +736,7 @@ describe("the snowdrift command", () => {
       [["decode", "0x1234567890abcdef0"], "is not 1 to 16 hex digits"],
       [["decode", "-9223372036854775809"], "below the smallest signed 64-bit number"],
       [["decode", "1", "--layout", "nope"], '"nope"'],
+      [["decode", "9007199254740992", "--layout", "js53"], "does not fit the layout's 53 bits"],
       [["generate", "--node", "5000"], "5000"],
       [["frobnicate"], "unknown command"],
     ]) {
@@ -716,3 +747,32 @@ describe("the snowdrift command", () => {
     }
   });
 });
+
+// One instance per process whichever comes first: the ES module entry and the CommonJS one
+// give the same classes, for the main entry and snowdrift/seal.
+for (const [entry, names] of [
+  ["snowdrift", ["Snowdrift", "ObjectId", "decode"]],
+  ["snowdrift/seal", ["Sealer"]],
+]) {
+  for (const first of ["import", "require"]) {
+    test(`${entry}: ${first} first, then the other, give one instance`, () => {
+      const script = `
+        import { createRequire } from "node:module";
+        const require = createRequire(import.meta.url);
+        const load = { import: () => import(${JSON.stringify(entry)}), require: async () => require(${JSON.stringify(entry)}) };
+        const a = await load[${JSON.stringify(first)}]();
+        const b = await load[${JSON.stringify(first === "import" ? "require" : "import")}]();
+        console.log(JSON.stringify(${JSON.stringify(names)}.map((n) => typeof a[n] === "function" && a[n] === b[n])));
+      `;
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: fileURLToPath(new URL(".", import.meta.url)),
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(
+        JSON.parse(r.stdout),
+        names.map(() => true),
+      );
+    });
+  }
+}

@@ -9,6 +9,7 @@
 // load from other work on a shared machine hits them alike. Sustained throughput (IDs
 // in 1 s, ceiling included) is a row of its own.
 import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { Snowdrift, decode, compose, toBase32, fromBase32 } from "snowdrift";
@@ -316,6 +317,31 @@ for (const f of ["seal.js", "seal.wasm"]) {
   );
 }
 
+// Cold start: import to first ID, each in a fresh Node process (cold-start.mjs), the
+// contenders in turn round after round so a slow spell of the machine hits them alike.
+// Each row's ratio is the median of its ratios within a round.
+const COLD_ROUNDS = Number(process.env.COLD_ROUNDS || 41);
+const cold = ["@sapphire/snowflake", "snowdrift", "snowdrift/seal", "floor"];
+const coldMs = cold.map(() => []);
+const coldStart = (which) =>
+  Number(execFileSync(process.execPath, ["cold-start.mjs", which], { cwd: import.meta.dirname, encoding: "utf8" }));
+for (let round = 0; round < COLD_ROUNDS; round++) {
+  for (const [i, which] of cold.entries()) coldMs[i].push(coldStart(which));
+}
+const coldRatio = (row, base) => median(coldMs[row].map((ms, k) => ms / coldMs[base][k]));
+console.log(`\ncold start: import to first ID, a fresh Node process each (median of ${COLD_ROUNDS} rounds)`);
+console.log(`  ${"".padEnd(44)}${"ms".padStart(8)}  ${"x sapphire".padStart(14)}`);
+for (const [i, name] of [
+  "@sapphire/snowflake: import, generate()",
+  "snowdrift: import, new Snowdrift, next()",
+  "snowdrift/seal: import, new Sealer, seal()",
+  "floor: sapphire's + a tiny wasm module",
+].entries()) {
+  console.log(
+    `  ${name.padEnd(44)}${median(coldMs[i]).toFixed(2).padStart(8)}  ${coldRatio(i, 0).toFixed(2).padStart(14)}`,
+  );
+}
+
 const verdict = (ok) => (ok ? "met" : "NOT met");
 const sdRatio = next.ratio["snowdrift next()"];
 const over = (peer) => next.ratio[peer] / sdRatio; // how many times slower the peer is
@@ -337,6 +363,14 @@ console.log(
   `    (a wasm call taking the bigint and a 5-field object alone: ${decodeFloorNs.toFixed(1)} ns; decode(id) is ${(dec.ns["snowdrift decode(id)"] / decodeFloorNs).toFixed(2)}x that)`,
 );
 console.log(`  browser entry <= 10 KB gzip: ${(gz / 1024).toFixed(1)} KB, ${verdict(gz <= 10 * 1024)}`);
+const coldMain = coldRatio(1, 0);
+const coldSeal = coldRatio(2, 1);
+console.log(
+  `  import to first ID <= 1.2x @sapphire/snowflake's: ${coldMain.toFixed(2)}x, ${verdict(coldMain <= 1.2)} (floor, sapphire's plus a wasm module compiled and called: ${coldRatio(3, 0).toFixed(2)}x)`,
+);
+console.log(
+  `  snowdrift/seal import to first sealed ID <= 1.2x the main entry's: ${coldSeal.toFixed(2)}x, ${verdict(coldSeal <= 1.2)}`,
+);
 const sealRatio = seal.ratio["snowdrift/seal seal(id)"];
 const openRatio = seal.ratio["snowdrift/seal open(sealed)"] / seal.ratio["@noble/ciphers FF1(2) decrypt"];
 console.log(

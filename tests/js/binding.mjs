@@ -28,11 +28,26 @@ export function binding({ Snowdrift, ObjectId, decode, compose, toBase32, fromBa
     check(p.datacenter === (v.datacenter ?? undefined) && p.worker === (v.worker ?? undefined), `${where}: split`);
     check(compose(p, v.layout) === id, `${where}: compose`);
     check(toBase32(id) === v.text.base32 && fromBase32(v.text.base32) === id, `${where}: base32`);
+    // An ID a Number holds exactly (every js53 ID) is taken as a number too.
+    if (id <= BigInt(Number.MAX_SAFE_INTEGER)) {
+      const n = decode(Number(v.id), v.layout);
+      check(n.timeMs === p.timeMs && n.node === p.node && n.sequence === p.sequence, `${where}: as a number`);
+    }
   }
+  check(
+    vectors.ids.some((v) => v.layout === "js53"),
+    "the vectors have js53 IDs",
+  );
+  const js53 = new Snowdrift({ layout: "js53", node: 9, clock: () => 1_750_000_000_000 });
+  const first = js53.nextNumber();
+  check(typeof first === "number" && js53.next() === BigInt(first) + 1n, "nextNumber() on js53: a Number, then next()");
+  check(js53.decode(first).node === 9, "a js53 Number decodes");
 
   throws(() => new Snowdrift({ node: 1024 }), RangeError, "0..=1023");
   throws(() => new Snowdrift({ node: "1" }), TypeError, "node must be a number");
-  throws(() => decode(5), TypeError, "bigint");
+  throws(() => decode(true), TypeError, "bigint");
+  throws(() => decode(2 ** 53), RangeError, "above 2^53 - 1 (9007199254740991)");
+  throws(() => new Snowdrift().nextNumber(), RangeError, "this layout takes 63 bits");
   throws(() => decode(1n << 64n), RangeError, "18446744073709551616n");
   throws(
     () => fromBase32("0000000000!00"),

@@ -98,7 +98,22 @@ test("errors name the value and what is allowed, and never show the key", () => 
       "cannot seal 9223372036854775808n: id 9223372036854775808 does not fit the layout's 63 bits (max 9223372036854775807)",
   });
   assert.throws(() => sealer.open(-1n), { name: "RangeError", message: /outside the allowed range/ });
-  assert.throws(() => sealer.seal(1), { name: "TypeError", message: "id must be a bigint, got number 1" });
+  assert.throws(() => sealer.seal("1"), {
+    name: "TypeError",
+    message: 'id must be a bigint or a number, got string "1"',
+  });
+  // A number holds an ID exactly up to 2^53 - 1; past it, the ID may have lost precision.
+  assert.equal(sealer.seal(2 ** 53 - 1), sealer.seal(2n ** 53n - 1n));
+  assert.equal(sealer.open(Number(sealer.seal(1n) & 0xfffffn)), sealer.open(sealer.seal(1n) & 0xfffffn));
+  assert.throws(() => sealer.seal(2 ** 53), {
+    name: "RangeError",
+    message:
+      "id 9007199254740992 is above 2^53 - 1 (9007199254740991): a Number cannot hold it exactly, so it may have lost precision; pass the ID as a bigint or a decimal string",
+  });
+  assert.throws(() => sealer.sealString(-1), {
+    name: "RangeError",
+    message: /^id -1 is outside the allowed range 0\.\.=9007199254740991$/,
+  });
   assert.throws(() => sealer.openString("LygHa16AHYF"), {
     name: "RangeError",
     message: /sealed id 18446744073709551615 does not fit the layout's 63 bits/,

@@ -12,7 +12,7 @@ import {
   layoutInfo,
   parseId,
 } from "snowdrift";
-import type { LayoutInfo, Parts, SnowdriftOptions } from "snowdrift";
+import type { IdInput, LayoutInfo, Parts, SnowdriftOptions } from "snowdrift";
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
@@ -65,12 +65,15 @@ const runsOut: number =
 const parsed: bigint = parseId("04W86-BB0G4-007");
 const oid: ObjectId = ObjectId.generate();
 const seconds: number = ObjectId.parse(oid.toString()).timestamp;
+// @ts-expect-error an ObjectId holds no wasm memory: nothing to free
+oid.free();
 
 // snowdrift/browser: the same API plus a persistent generator.
 const browserOptions: OpenOptions = { name: "notes", layout: BROWSER_LAYOUT, node: async () => 3, reserveMs: 5000 };
 async function persistent(): Promise<[bigint, number, string]> {
   const g: BrowserSnowdrift = await openSnowdrift(browserOptions);
   const next: bigint = g.next();
+  const asNumber: number = g.nextNumber();
   const where: "indexeddb" | "localstorage" = g.storage;
   await g.ready;
   const kept: boolean = await g.persisted;
@@ -120,10 +123,20 @@ const fromBrowser: Parts = decodeBrowser(id);
 
 // @ts-expect-error a node id is a number or a function giving one, not a string
 openSnowdrift({ node: "3" });
-// @ts-expect-error IDs are bigints, never numbers
-decode(5);
-// @ts-expect-error a high-water mark is an ID (bigint or decimal string), not a number
+// An ID may also be a number (an integer up to 2^53 - 1, checked at run time).
+const small: IdInput = 5;
+const fromNumber: Parts = decode(small, "js53");
+const numberText: string = toBase32(9_007_199_254_740_991);
+const numberParsed: bigint = parseId(33_025);
+const safeGen = new Snowdrift({ layout: "js53", node: 127, resumeAfter: 33_025 });
+const safeId: number = safeGen.nextNumber();
+const safeParts: Parts = safeGen.decode(safeId);
+void [fromNumber, numberText, numberParsed, safeParts];
 openSnowdrift({ node: () => ({ node: 3, resumeAfter: 5 }) });
+// @ts-expect-error an ID is a bigint, a string or a number, not a Date
+decode(new Date());
+// @ts-expect-error nextNumber() returns a number
+const notBig: bigint = safeGen.nextNumber();
 // @ts-expect-error localStorage alone is never chosen over a working IndexedDB
 openSnowdrift({ storage: "localstorage" });
 // @ts-expect-error unknown layouts are not layouts
@@ -162,8 +175,10 @@ const publicId: string = sealer.sealString(openedId, sealedForm);
 const fromText: bigint = sealer.openString(publicId, "base32");
 const sealBits: number = sealer.bits;
 new Sealer("2b7e151628aed2a6abf7158809cf4f3c", { layout: { fitsI64: false } }).free();
-// @ts-expect-error IDs are bigints, never numbers
-sealer.seal(1);
+const sealedSmall: bigint = sealer.seal(1);
+// @ts-expect-error an ID is a bigint or a number, not a string, in seal()
+sealer.seal("1");
+void sealedSmall;
 void [fromText, sealBits];
 // snowdrift/http and snowdrift/browser-lease.
 declare const redisClient: RedisClient;
@@ -192,6 +207,7 @@ const workerResponse: Promise<Response> = workerHandler(new Request("https://x.e
 const leasedGen: Promise<LeasedSnowdrift> = openLeased({ lease: "https://x.example/lease", space: "web" });
 leasedGen.then((g) => {
   const id: bigint = g.next();
+  const asNumber: number = g.nextNumber();
   const until: number = g.lease.until;
   return g.release();
 });

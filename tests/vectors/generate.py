@@ -41,6 +41,8 @@ LAYOUTS = {
     "sonyflake": (39, 0, 16, 8, 10, 1_409_529_600_000, "sequence-node"),  # 2014-09-01T00:00:00Z
     "instagram": (41, 0, 13, 10, 1, 1_314_220_021_721, "node-sequence"),
     "baidu": (28, 0, 22, 13, 1000, 1_463_702_400_000, "node-sequence"),  # 2016-05-20T00:00:00Z
+    # 53 bits: every ID is at most 2^53 - 1, a JavaScript Number's largest exact integer.
+    "js53": (38, 0, 7, 8, 10, 1_704_067_200_000, "node-sequence"),  # 2024-01-01T00:00:00Z
 }
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -133,6 +135,9 @@ def ids():
     assert discord["id"] == "175928847299117063"
     assert (discord["datacenter"], discord["worker"], discord["sequence"]) == (1, 0, 7)
     out.append(discord)
+    # The last js53 ID is Number.MAX_SAFE_INTEGER.
+    last = LAYOUTS["js53"]
+    assert compose(last, (1 << last[0]) - 1, (1 << last[2]) - 1, (1 << last[3]) - 1) == 2**53 - 1
     return out
 
 

@@ -9,6 +9,7 @@ import {
   ENGINE,
   assertIncreasing,
   assertNoDuplicates,
+  assertNumberRefused,
   clockOneHourBack,
   max,
   min,
@@ -82,6 +83,26 @@ pageTest(
     const b = await nextIds(page, 1000);
     assertIncreasing(b, "after the reload");
     assert.ok(min(b) > max(a), `after the reload ${min(b)} is not above ${max(a)}`);
+  },
+);
+
+pageTest(
+  "nextNumber() on the js53 layout: Numbers equal to the IDs, increasing across a reload; refused on a wider layout with no ID issued",
+  async (page) => {
+    await open(page, { name: "numbers", layout: "js53" });
+    const a = await page.evaluate(() => Array.from({ length: 600 }, () => gen.nextNumber()));
+    assert.ok(a.every((n) => Number.isSafeInteger(n)));
+    assertIncreasing(a.map(BigInt), "js53 Numbers");
+    const next = await page.evaluate(() => String(gen.next()));
+    assert.ok(BigInt(next) > BigInt(a[a.length - 1]), "next() goes on above the last Number");
+    assert.equal(await page.evaluate((n) => gen.decode(n).node, a[0]), await page.evaluate(() => gen.node));
+    await reload(page);
+    await open(page, { name: "numbers", layout: "js53" });
+    const b = await page.evaluate(() => gen.nextNumber());
+    assert.ok(b > a[a.length - 1], `after the reload ${b} is not above ${a[a.length - 1]}`);
+    // The default layout takes 63 bits: refused, and the next ID is the one it would have been.
+    await open(page, { name: "wide" });
+    await assertNumberRefused(page, 63);
   },
 );
 

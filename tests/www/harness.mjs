@@ -100,6 +100,28 @@ export function assertIncreasing(ids, what) {
   }
 }
 
+/** `gen.nextNumber()` in the page between two `next()`, on a layout of `bits` (> 53) bits:
+ * a RangeError naming the width, and no ID issued by it (in the same tick the second
+ * `next()` is the next sequence number, else a new tick's first: none skipped). */
+export async function assertNumberRefused(page, bits) {
+  const refused = await page.evaluate(() => {
+    const before = gen.next();
+    let message;
+    try {
+      gen.nextNumber();
+    } catch (e) {
+      message = `${e.name}: ${e.message}`;
+    }
+    const after = gen.next();
+    return { message, unskipped: after === before + 1n || gen.decode(after).sequence === 0 };
+  });
+  assert.match(
+    refused.message,
+    new RegExp(`^RangeError: nextNumber\\(\\) needs a layout of at most 53 bits .*this layout takes ${bits} bits`),
+  );
+  assert.ok(refused.unskipped, "the refused call issued no ID");
+}
+
 export const max = (ids) => ids.reduce((a, b) => (b > a ? b : a));
 export const min = (ids) => ids.reduce((a, b) => (b < a ? b : a));
 

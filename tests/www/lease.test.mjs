@@ -10,7 +10,16 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { sleep, startServer as startRedis } from "../fleet/redis-server.mjs";
-import { ENGINE, assertIncreasing, assertNoDuplicates, max, openPage, reload, serverAndBrowser } from "./harness.mjs";
+import {
+  ENGINE,
+  assertIncreasing,
+  assertNoDuplicates,
+  assertNumberRefused,
+  max,
+  openPage,
+  reload,
+  serverAndBrowser,
+} from "./harness.mjs";
 
 const require = createRequire(new URL("../js/", import.meta.url));
 const { createClient } = require("redis");
@@ -40,6 +49,7 @@ before(async () => {
       solo: { layout: SOLO, ttlMs: 8000, skewMs: 200 },
       page: { ttlMs: 8000, skewMs: 200 },
       storm: { layout: SOLO, ttlMs: 1000, skewMs: 100 },
+      numbers: { layout: "js53", ttlMs: 8000, skewMs: 200 },
     },
     origins: [new URL(started.server.url).origin],
     // Devices show a token; the page (which sends none) may lease in its own space only.
@@ -59,7 +69,7 @@ before(async () => {
     assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
     return res.json();
   };
-  for (const space of ["web", "short", "solo", "page", "storm"]) {
+  for (const space of ["web", "short", "solo", "page", "storm", "numbers"]) {
     const g = await call("acquire", { space });
     await call("release", { space, node: g.node, token: g.token, issued: g.notBefore });
   }
@@ -221,6 +231,22 @@ function leaseTest(name, body) {
     }
   });
 }
+
+leaseTest("nextNumber(): Numbers on a js53 space, refused on a 63-bit one with no ID issued", async (newContext) => {
+  const page = await leasePage(await newContext());
+  const opened = await open(page, "numbers", { layout: "js53" });
+  assert.equal(opened.error, undefined);
+  const got = await page.evaluate(() => {
+    const numbers = Array.from({ length: 300 }, () => gen.nextNumber());
+    return { numbers, node: gen.decode(numbers[0]).node, after: String(gen.next()) };
+  });
+  assert.ok(got.numbers.every(Number.isSafeInteger));
+  assertIncreasing([...got.numbers.map(BigInt), BigInt(got.after)], "js53 Numbers, then next()");
+  assert.equal(got.node, opened.node);
+  await page.evaluate(() => gen.close());
+  assert.equal((await open(page, "web")).error, undefined);
+  await assertNumberRefused(page, 63);
+});
 
 leaseTest("tabs of one origin share one lease, devices get their own; no ID twice", async (newContext) => {
   const devices = [await newContext(), await newContext()];

@@ -369,6 +369,43 @@ pageTest(
 );
 
 pageTest(
+  "the JavaScript-safe (53-bit) layout makes IDs a Number holds; under it a larger number is refused, naming 2^53 - 1 and the lost precision",
+  async (page) => {
+    await page.getByTestId("layout").selectOption("js53");
+    assert.match(
+      await page.textContent("#layout-info"),
+      /38-bit time \(10 ms ticks since 2024-01-01\) · 7-bit node · 8-bit sequence · 53 bits · lasts until 2111-02-08/,
+    );
+    const ids = await generate(page, 600); // more than a tick's 256
+    assertIncreasing(ids, "js53 IDs");
+    const node = decode(ids[0], "js53").node;
+    for (const id of ids) {
+      assert.ok(id <= BigInt(Number.MAX_SAFE_INTEGER), `${id} is above 2^53 - 1`);
+      assert.equal(decode(id, "js53").node, node);
+    }
+    await page.getByTestId("decode-layout").selectOption("js53");
+    const decoded = page.getByTestId("decoded");
+    await page.getByTestId("decode-input").fill(String(Number.MAX_SAFE_INTEGER));
+    await decoded.locator("dl").waitFor();
+    const f = await decodedFields(page);
+    assert.deepEqual([f.Layout, f.Node, f.Sequence], ["JavaScript-safe (53-bit)", "127", "255"]);
+    for (const text of ["9007199254740992", "9007199254740993", "18446744073709551615"]) {
+      await page.getByTestId("decode-input").fill(text);
+      await decoded.locator("p.error").waitFor();
+      assert.equal(
+        await decoded.textContent(),
+        `${text} is above 2^53 - 1 (9007199254740991), the largest ID a JavaScript Number holds exactly and the largest the JavaScript-safe (53-bit) layout makes: it was made with another layout, or it lost precision as a Number on its way here.`,
+      );
+    }
+    // Compared with every layout, the same text is a 64-bit ID, read exactly.
+    await page.getByTestId("decode-layout").selectOption("twitter");
+    await page.getByTestId("decode-input").fill("9007199254740993");
+    await decoded.locator("dl").waitFor();
+    assert.equal((await decodedFields(page)).Hex, 9007199254740993n.toString(16).padStart(16, "0"));
+  },
+);
+
+pageTest(
   "each row: the decimal and the base32 as separate, selectable text, read with a pause between; nothing clipped at 320 px",
   async (page) => {
     await page.setViewportSize({ width: 320, height: 640 });

@@ -47,6 +47,8 @@ import {
   strArg,
   oneOf,
   optFn,
+  numberId,
+  numberRefused,
   options as checkOptions,
 } from "./check.mjs";
 // The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
@@ -205,7 +207,6 @@ function build(module) {
   // The core's presets by name, resolved once: a name costs a Map lookup per call.
   const presets = new Map();
   for (let i = 0, n; (n = preset_name(i)) > 0; i++) presets.set(textOut(n), layout_preset(i));
-  const presetNames = Array.from(presets.keys(), describe).join(", ");
   const DEFAULT = presets.get("default");
 
   /** The error the last call recorded (of `kind`, read from wasm memory unless given):
@@ -250,14 +251,15 @@ function build(module) {
   }
   const parseError = (form, input) => new RangeError(`invalid ${form} id ${describe(input)}: ${takeError().message}`);
 
-  /** An ID argument: a `bigint` in 0..=2^64-1, or its decimal string. */
+  /** An ID argument: a `bigint` in 0..=2^64-1, its decimal string, or a `number` in 0..=2^53-1. */
   function idArg(what, v) {
     if (typeof v === "bigint") {
       if (v >= 0n && v <= MAX_ID) return v;
       throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }
     if (typeof v === "string") return idOut(parse_decimal(textIn(what, v)), () => parseError("decimal", v));
-    throw wrongType(what, "a bigint or a decimal string", v);
+    if (typeof v === "number") return numberId(what, v);
+    throw wrongType(what, "a bigint, a decimal string or a number", v);
   }
 
   /** A layout argument (a preset name, a layout object, or undefined): its wasm address. */
@@ -274,7 +276,7 @@ function build(module) {
         return ptr;
       }
       throw new RangeError(
-        `unknown layout ${describe(v)} (allowed: ${presetNames}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
+        `unknown layout ${describe(v)} (allowed: ${Array.from(presets.keys(), describe).join(", ")}, or a { timeBits, sequenceBits, epochMs, ... } object)`,
       );
     }
     if (typeof v !== "object" || v === null) throw wrongType("layout", "a preset name or a layout object", v);
@@ -380,6 +382,8 @@ function build(module) {
     #layout = 0;
     // A 64-bit layout: IDs from 2^63 on leave wasm as negative i64s.
     #wide = false;
+    // All fields' bits: nextNumber() refuses layouts of more than 53.
+    #bits = 0;
 
     /** `new Snowdrift({ layout, node | datacenter + worker, onClockBackwards, maxWaitMs, maxAheadMs, clock, resumeAfter })`. */
     constructor(options) {
@@ -409,6 +413,10 @@ function build(module) {
       this.#clockIndex = clockIndex;
       this.#layout = gen_fact(gen, GEN_LAYOUT);
       this.#wide = layout_fact(layout, LAYOUT_FITS_I64) === 0;
+      this.#bits = [LAYOUT_TIME_BITS, LAYOUT_DATACENTER_BITS, LAYOUT_WORKER_BITS, LAYOUT_SEQUENCE_BITS].reduce(
+        (sum, field) => sum + layout_fact(layout, field),
+        0,
+      );
       registry.register(this, { gen, clockIndex }, this);
     }
 
@@ -421,6 +429,13 @@ function build(module) {
     /** The next ID as a decimal string (safe in JSON). */
     nextString() {
       return String(this.next());
+    }
+
+    /** The next ID as a Number, on a layout of at most 53 bits (such as "js53"); on a
+     * wider one a RangeError, and no ID is issued. */
+    nextNumber() {
+      if (this.#bits > 53) throw numberRefused(this.#bits);
+      return Number(gen_next(this.#gen));
     }
 
     /** `n` increasing IDs. */
@@ -488,7 +503,7 @@ function build(module) {
       const refuse = () => {
         throw new Error("this generator was freed (free() or a using block released its memory)");
       };
-      for (const name of ["next", "nextString", "nextBatch", "tryNext", "decode"]) {
+      for (const name of ["next", "nextString", "nextNumber", "nextBatch", "tryNext", "decode"]) {
         Object.defineProperty(this, name, { value: refuse });
       }
       Object.defineProperty(this, "setFenceMs", { value: () => {} });
@@ -532,8 +547,6 @@ function build(module) {
     get timestamp() {
       return this.#timestamp;
     }
-    /** Nothing to release (kept for compatibility: ObjectIds hold no wasm memory). */
-    free() {}
     /** How Node's console and util.inspect show it. */
     [Symbol.for("nodejs.util.inspect.custom")]() {
       return `ObjectId("${this.#hex}")`;
@@ -550,7 +563,6 @@ function build(module) {
   }
   if (typeof Symbol.dispose === "symbol") {
     Snowdrift.prototype[Symbol.dispose] = Snowdrift.prototype.free;
-    ObjectId.prototype[Symbol.dispose] = ObjectId.prototype.free;
   }
 
   return {
@@ -636,8 +648,10 @@ function build(module) {
      * `parseId(text)`: an ID as people write it: decimal, a negative decimal (the signed
      * 64-bit column that stores it: the same 64 bits), hex (`0x…`, or 16 digits with a
      * letter) or base32 (13 characters, hyphens allowed). Spaces, `_` and `,` are ignored.
+     * A number is taken as `decode` takes it: an integer up to 2^53 - 1.
      */
     parseId(text) {
+      if (typeof text === "number") return numberId("id", text);
       const t = strArg("text", text).replace(/[\s_,]/g, "");
       if (/^-\d+$/.test(t)) {
         const v = BigInt(t);

@@ -1,5 +1,5 @@
 // snowdrift/browser-lease: a browser generator on a node id leased over HTTP.
-import type { Layout, Parts } from "./index.js";
+import type { IdInput, Layout, Parts } from "./index.js";
 
 export interface LeasedOptions {
   /** The URL of `snowdrift/http`'s handler (calls go to `<lease>/acquire` and so on). */
@@ -49,10 +49,14 @@ export declare class LeasedSnowdrift {
   /** @throws {Error} at the end of the tab's reservation (await `ready`), or when the lease ended offline ("reconnect to go on"). */
   next(): bigint;
   nextString(): string;
+  /** The next ID as a Number, on a layout of at most 53 bits (such as "js53", whose IDs
+   * are all at most 2^53 - 1). @throws {RangeError} on a wider layout, naming its width;
+   * no ID is issued then. */
+  nextNumber(): number;
   nextBatch(n: number): BigUint64Array;
   /** Resolves when no reservation is in progress; rejects with why the last one failed. */
   readonly ready: Promise<void>;
-  decode(id: bigint | string): Parts;
+  decode(id: IdInput): Parts;
   readonly node: number;
   readonly lease: LeaseInfo;
   readonly persisted: Promise<boolean>;

@@ -26,7 +26,17 @@
 //   next window takes a new lease. Every IndexedDB call is bounded by `storageTimeoutMs`.
 //
 // Built on the package's public API (Snowdrift, layoutInfo, maxIdAt) and the lease rules.
-import { boolArg, describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import {
+  boolArg,
+  describe,
+  intArg,
+  numberRefused,
+  optFn,
+  optInt,
+  options as checkOptions,
+  strArg,
+  wrongType,
+} from "./check.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
 import { Backoff, decide, layoutFacts, leaseGenerator, newToken, pastFence, usable } from "./lease-rules.mjs";
 import { persistence } from "./persist.mjs";
@@ -549,6 +559,14 @@ export class LeasedSnowdrift {
   /** The next ID as a decimal string (safe in JSON). */
   nextString() {
     return String(this.next());
+  }
+
+  /** The next ID as a Number, on a layout of at most 53 bits; on a wider one a
+   * RangeError, and no ID is issued. */
+  nextNumber() {
+    const { bits } = this.#facts;
+    if (bits > 53) throw numberRefused(bits);
+    return Number(this.next());
   }
 
   /** `n` (1 to 1,048,576) increasing IDs. */

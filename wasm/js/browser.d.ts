@@ -1,12 +1,12 @@
 // snowdrift/browser: everything "snowdrift" exports, plus a generator whose node id and
 // reservation persist in the origin's storage.
-import type { Layout, LayoutSpec, Parts } from "./index.js";
+import type { IdInput, Layout, LayoutSpec, Parts } from "./index.js";
 
 export * from "./index.js";
 
 /** What an app's node function may return: a node id, or a node id with the newest ID
  * the app's server has from it, so a device whose storage was cleared goes on above it. */
-export type NodeGrant = number | { node: number; resumeAfter?: bigint | string };
+export type NodeGrant = number | { node: number; resumeAfter?: IdInput };
 
 export interface OpenOptions {
   /** An ID space (default "snowdrift"): its own node ids, reservations and locks. IDs of
@@ -114,10 +114,14 @@ export declare class BrowserSnowdrift {
   next(): bigint;
   /** The next ID as a decimal string (safe in JSON). */
   nextString(): string;
+  /** The next ID as a Number, on a layout of at most 53 bits (such as "js53", whose IDs
+   * are all at most 2^53 - 1). @throws {RangeError} on a wider layout, naming its width;
+   * no ID is issued then. */
+  nextNumber(): number;
   /** `n` (1 to 1,048,576) increasing IDs; throws as `next()` does. */
   nextBatch(n: number): BigUint64Array;
   /** The parts of an ID of this generator's layout. */
-  decode(id: bigint | string): Parts;
+  decode(id: IdInput): Parts;
   /** This generator's node id: no other open tab or worker of the origin uses it. */
   readonly node: number;
   /** The name given to `openSnowdrift`. */

@@ -21,7 +21,17 @@
 //   the tab or worker goes away, and the next one to open reuses that node id.
 //
 // Built on the package's public API only (Snowdrift, decode, layoutInfo, maxIdAt).
-import { boolArg, describe, intArg, oneOf, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import {
+  boolArg,
+  describe,
+  intArg,
+  numberRefused,
+  oneOf,
+  optInt,
+  options as checkOptions,
+  strArg,
+  wrongType,
+} from "./check.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
 import { persistence } from "./persist.mjs";
 import { workerEvents } from "./worker-events.mjs";
@@ -86,6 +96,7 @@ function layoutFacts(layout) {
     perTick: info.maxSequence + 1,
     maxNode: info.maxNode,
     lastTickMs: info.lastTickMs,
+    bits: info.totalBits,
     lastMs: Math.min(info.exhaustsAtMs - 1, MAX_SAFE),
   };
 }
@@ -417,8 +428,8 @@ function nodeResult(r, maxNode) {
   if (typeof r === "object" && r !== null) {
     checkOptions("node function's result", r, ["node", "resumeAfter"]);
     const resumeAfter = r.resumeAfter;
-    if (resumeAfter !== undefined && typeof resumeAfter !== "bigint" && typeof resumeAfter !== "string") {
-      throw wrongType("the node function's resumeAfter", "an ID (a bigint or a decimal string)", resumeAfter);
+    if (resumeAfter !== undefined && !["bigint", "string", "number"].includes(typeof resumeAfter)) {
+      throw wrongType("the node function's resumeAfter", "an ID (a bigint, a decimal string or a number)", resumeAfter);
     }
     return { node: intArg("the node function's node", r.node, 0, maxNode), resumeAfter };
   }
@@ -629,6 +640,14 @@ export class BrowserSnowdrift {
   /** The next ID as a decimal string (safe in JSON). */
   nextString() {
     return String(this.next());
+  }
+
+  /** The next ID as a Number, on a layout of at most 53 bits; on a wider one a
+   * RangeError, and no ID is issued. */
+  nextNumber() {
+    const { bits } = this.#s.facts;
+    if (bits > 53) throw numberRefused(bits);
+    return Number(this.next());
   }
 
   /** `n` (1 to 1,048,576) increasing IDs. */

@@ -47,6 +47,29 @@ export function intArg(what, v, min, max) {
 export const optInt = (obj, key, min, max, fallback) =>
   obj[key] === undefined ? fallback : intArg(key, obj[key], min, max);
 
+/** The largest integer a Number holds exactly, and every one below it: 2^53 - 1. */
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/** An ID given as a `number`, as a bigint: an integer in 0..=2^53 - 1. Past 2^53 - 1 a
+ * Number holds only some integers, so the ID it was made from may have lost its low bits:
+ * a RangeError says so rather than take another ID. */
+export function numberId(what, v) {
+  if (v > MAX_SAFE && v !== Number.POSITIVE_INFINITY) {
+    throw new RangeError(
+      `${what} ${describe(v)} is above 2^53 - 1 (${MAX_SAFE}): a Number cannot hold it exactly, so it may have lost precision; pass the ID as a bigint or a decimal string`,
+    );
+  }
+  const e = intError(what, v, 0, MAX_SAFE);
+  if (e) throw e;
+  return BigInt(v);
+}
+
+/** What `nextNumber()` throws on a layout of `bits` (> 53) bits, before issuing any ID. */
+export const numberRefused = (bits) =>
+  new RangeError(
+    `nextNumber() needs a layout of at most 53 bits (a Number holds integers exactly up to 2^53 - 1 = ${MAX_SAFE}); this layout takes ${bits} bits: use next() (a bigint) or nextString(), or the "js53" layout`,
+  );
+
 /** A string. */
 export function strArg(what, v) {
   if (typeof v !== "string") throw wrongType(what, "a string", v);

@@ -110,7 +110,7 @@ export declare class Lease extends NodeLease {
 }
 
 /**
- * Leases a node id of the space `options.key` (TTL up to a day) from the objects bound as
+ * Leases a node id of the space `options.key` (TTL up to a year) from the objects bound as
  * `namespace`; resolves once the lease is usable. An evicted isolate never releases: its
  * lease ends by its TTL.
  * @throws {TypeError | RangeError} bad options, before any call to the object.

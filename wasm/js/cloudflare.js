@@ -27,16 +27,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { describe, intArg, strArg, wrongType } from "./check.mjs";
 import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions, pastFence } from "./lease-rules.mjs";
+import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import * as api from "./workerd.js";
 
-// The widest settings any client of the protocol uses (a browser's lease lasts days).
-const MAX_CAPACITY = 2 ** 32;
-const MAX_TTL_MS = 31_536_000_000; // a year
+// The widest settings any client of the protocol uses (lease-limits.mjs).
+const MAX_CAPACITY = 2 ** MAX_NODE_BITS;
 const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
-// Bounds on the strings a caller stores in the object.
-const MAX_NAME = 1024;
-const MAX_TOKEN = 256;
-const MAX_TEXT = 1024;
+// The longest layout text the object stores (a layout's text has about 100 characters).
+const MAX_LAYOUT_TEXT = 1024;
 // Most IDs one `ids` call issues (as the HTTP handler's `maxIds`).
 const MAX_IDS = 100_000;
 // The layout text of lease/PROTOCOL.md, read back into a layout for the object's own
@@ -93,12 +91,12 @@ function request(what, v) {
   return v;
 }
 
-const spaceArg = (v) => textArg("space", v, 1, MAX_NAME);
+const spaceArg = (v) => textArg("space", v, 1, MAX_SPACE_NAME);
 const nodeArg = (v) => intArg("node", v, 0, MAX_CAPACITY - 1);
 const tokenArg = (v) => textArg("token", v, 1, MAX_TOKEN);
 // The token a renewal puts in place of the lease's (optional; see renew).
 const nextArg = (v) => (v === undefined || v === "" ? undefined : textArg("next", v, 1, MAX_TOKEN));
-const ttlArg = (v) => intArg("ttl", v, 1, MAX_TTL_MS);
+const ttlArg = (v) => intArg("ttl", v, MIN_TTL_MS, MAX_TTL_MS);
 
 /** The settings of a space every client of it shares, checked. */
 function settingsArg(req) {
@@ -106,7 +104,7 @@ function settingsArg(req) {
   const capacity = intArg("capacity", req.capacity, 1, MAX_CAPACITY);
   const ttl = ttlArg(req.ttl);
   const skew = intArg("skew", req.skew, 0, Math.ceil(ttl / 2) - 1);
-  const layout = textArg("layout", req.layout, 1, MAX_TEXT);
+  const layout = textArg("layout", req.layout, 1, MAX_LAYOUT_TEXT);
   return { space, capacity, ttl, skew, layout };
 }
 
@@ -157,7 +155,7 @@ export class SnowdriftLeases extends DurableObject {
     request("acquire", req);
     const settings = settingsArg(req);
     const token = tokenArg(req.token);
-    const holder = textArg("holder", req.holder, 0, MAX_TEXT);
+    const holder = textArg("holder", req.holder, 0, MAX_HOLDER);
     return this.ctx.storage.transactionSync(() => {
       const { sql, incarnation, now } = this.#open();
       const s = this.#space(sql, incarnation, now, settings);
@@ -178,7 +176,7 @@ export class SnowdriftLeases extends DurableObject {
   ids(req) {
     request("ids", req);
     const settings = settingsArg(req);
-    const holder = textArg("holder", req.holder, 0, MAX_TEXT);
+    const holder = textArg("holder", req.holder, 0, MAX_HOLDER);
     const count = intArg("count", req.count, 1, MAX_IDS);
     const layout = layoutOf(settings.layout);
     if (settings.capacity > 2 ** layout.nodeBits) {
@@ -491,8 +489,6 @@ export class SnowdriftLeases extends DurableObject {
 // fence. Between calls of `keep`, the fence (in ID time, from the object's clock) is what
 // stops the generator.
 
-// A Worker's leases last at most a day, as in Node.
-const MAX_LEASE_TTL_MS = 86_400_000;
 // Names this isolate in the holders `list` shows (module state is per isolate). Made on
 // first use: Workers refuse random values in a module's global scope.
 let isolate;
@@ -534,7 +530,6 @@ export class Lease extends HeldLease {}
 export async function leaseNode(namespace, options) {
   const o = leaseOptions(api, options, {
     holder: `worker isolate ${(isolate ??= crypto.randomUUID().slice(0, 8))}`,
-    maxTtlMs: MAX_LEASE_TTL_MS,
   });
   return acquireLease((...args) => new Lease(api, ...args), durableObjectStore(namespace), o);
 }

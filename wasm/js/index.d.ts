@@ -18,6 +18,13 @@ export interface LayoutSpec {
 
 export type Layout = LayoutName | LayoutSpec;
 
+/**
+ * An ID as the functions that take one accept it: a `bigint` (0..=2^64-1), its decimal
+ * string, or a `number` that holds it exactly (an integer in 0..=2^53-1; a larger one may
+ * have lost precision, and is a RangeError).
+ */
+export type IdInput = bigint | string | number;
+
 export interface SnowdriftOptions {
   /** Default "default": 41-bit ms since 2024-01-01, 10-bit node, 12-bit sequence (63 bits). */
   layout?: Layout;
@@ -39,7 +46,7 @@ export interface SnowdriftOptions {
   /** Unix milliseconds; for tests and custom time sources. Default `Date.now`. It must not call a generator (that throws). */
   clock?: () => number;
   /** Never issue an ID at or below this one (a high-water mark saved by an earlier run). */
-  resumeAfter?: bigint | string;
+  resumeAfter?: IdInput;
 }
 
 /**
@@ -112,12 +119,16 @@ export declare class Snowdrift {
   next(): bigint;
   /** The next ID as a decimal string (safe in JSON). */
   nextString(): string;
+  /** The next ID as a Number, on a layout of at most 53 bits (such as "js53", whose IDs
+   * are all at most 2^53 - 1). @throws {RangeError} on a wider layout, naming its width;
+   * no ID is issued then. */
+  nextNumber(): number;
   /** `n` (1 to 1,048,576) increasing IDs. */
   nextBatch(n: number): BigUint64Array;
   /** The next ID if one is available without waiting, else `undefined`. Never waits. */
   tryNext(): bigint | undefined;
   /** The parts of an ID of this generator's layout. */
-  decode(id: bigint | string): Parts;
+  decode(id: IdInput): Parts;
   /** Issue only IDs whose time is before Unix millisecond `ms` (a node id lease's end):
    * past it, calls throw an Error naming the fence and change nothing, until the fence
    * moves forward (or back, to stop at once). @throws {RangeError} `ms` outside 0..=2^53-1. */
@@ -136,17 +147,18 @@ export declare class Snowdrift {
 }
 
 /** The parts of an ID (layout "default" unless given). */
-export declare function decode(id: bigint | string, layout?: Layout): Parts;
+export declare function decode(id: IdInput, layout?: Layout): Parts;
 /** The ID made of these parts (layout "default" unless given). */
 export declare function compose(parts: PartsInput, layout?: Layout): bigint;
 /** 13 Crockford base32 characters; sorts like the number. */
-export declare function toBase32(id: bigint | string): string;
+export declare function toBase32(id: IdInput): string;
 /** Parses 13 Crockford base32 characters (either case). */
 export declare function fromBase32(text: string): bigint;
 /** An ID as people write it: decimal, negative decimal (a signed 64-bit column: the same
  * 64 bits), hex (`0x…`, or 16 digits with a letter) or base32 (13 characters, hyphens
- * allowed); spaces, `_` and `,` ignored. A RangeError names anything else. */
-export declare function parseId(text: string): bigint;
+ * allowed); spaces, `_` and `,` ignored; or a number in 0..=2^53-1. A RangeError names
+ * anything else. */
+export declare function parseId(text: string | number): bigint;
 /** The smallest ID any node makes in the tick holding `timeMs`. */
 export declare function minIdAt(timeMs: number, layout?: Layout): bigint;
 /** The largest ID any node makes in the tick holding `timeMs`. */
@@ -167,7 +179,4 @@ export declare class ObjectId {
   toJSON(): string;
   /** Creation time in Unix seconds. */
   readonly timestamp: number;
-  /** Does nothing: an ObjectId holds no wasm memory (kept for compatibility). */
-  free(): void;
-  [Symbol.dispose](): void;
 }

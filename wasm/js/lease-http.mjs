@@ -21,6 +21,7 @@
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
 import { describe, intArg, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { MAX_HOLDER, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
 import {
   Backoff,
   HeldLease,
@@ -53,11 +54,7 @@ const CALLS = {
   release: ["space", "node", "token", "issued", "next"],
   ids: ["space", "count"],
 };
-const MAX_TTL_MS = 31_536_000_000; // a year, as the Durable Object store allows
 const MAX_BODY = 4096; // bytes of a request body
-const MAX_NAME = 1024;
-const MAX_TOKEN = 256;
-const MAX_HOLDER = 1024;
 const MAX_IDS = 100_000;
 const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
 
@@ -120,13 +117,15 @@ function spacesArg(api, spaces) {
   }
   const out = new Map();
   for (const [name, s] of Object.entries(spaces)) {
-    if (name.length === 0 || name.length > MAX_NAME) {
-      throw new RangeError(`space name ${describe(name)} has ${name.length} characters (allowed 1..=${MAX_NAME})`);
+    if (name.length === 0 || name.length > MAX_SPACE_NAME) {
+      throw new RangeError(
+        `space name ${describe(name)} has ${name.length} characters (allowed 1..=${MAX_SPACE_NAME})`,
+      );
     }
     const o = checkOptions(`space ${describe(name)}`, s, SPACE_OPTIONS);
     const layout = o.layout ?? "default";
     const facts = layoutFacts(api, layout);
-    const ttl = optInt(o, "ttlMs", 100, MAX_TTL_MS, 86_400_000);
+    const ttl = optInt(o, "ttlMs", MIN_TTL_MS, MAX_TTL_MS, 86_400_000);
     const maxSkew = Math.ceil(ttl / 2) - 1;
     const skew = optInt(o, "skewMs", 0, maxSkew, Math.min(1000, maxSkew));
     out.set(name, { space: name, layout, facts, ttl, skew, renewEvery: Math.floor(ttl / 3) });
@@ -366,7 +365,7 @@ export function httpFor(api) {
     async function serve(request, name, body) {
       const { s, args } = checked(() => {
         checkOptions(`${name} request`, body, CALLS[name]);
-        const space = textArg("space", body.space, 1, MAX_NAME);
+        const space = textArg("space", body.space, 1, MAX_SPACE_NAME);
         const s = spaces.get(space);
         if (s === undefined) throw new HttpError(404, "UNKNOWN_SPACE", `space ${describe(space)} is not served here`);
         const args = { call: name, space };

@@ -12,12 +12,19 @@
 //   renew({ space, node, token, next }, ttl) -> until (the lease's token is `next` from then on)
 //   release({ space, node, token, next }, issued) -> anything
 import { describe, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import {
+  MAX_HOLDER,
+  MAX_NODE_BITS,
+  MAX_SPACE_NAME,
+  MAX_TTL_MS,
+  MIN_RENEW_EVERY_MS,
+  MIN_TTL_MS,
+} from "./lease-limits.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
 export const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock"];
 // Generator options a lease decides itself.
 const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
-const MAX_NODE_BITS = 32;
 const CODE = /^(LEASED|CONFIG|LOST) /;
 
 /** What a lease needs to know of a layout: its node bits, epoch and tick, and `text`, the
@@ -33,7 +40,7 @@ export function layoutFacts(api, layout) {
   const order =
     nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
   const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
-  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, text };
+  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
 }
 
 /** Whether `e` is the generator's refusal at its fence (the core's `PastFence`, in
@@ -55,13 +62,16 @@ export function storeError(e) {
 /** Checks `leaseNode`'s options (before any call to the store): the space's name passes
  * `checkSpace` too, the store's own rule for names; `extra` names the store's own
  * options, which the store checks; `holder` is the default description. */
-export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], holder, maxTtlMs = 86_400_000 }) {
+export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], holder }) {
   options = checkOptions("leaseNode", options, [...OPTIONS, ...extra]);
   const space = strArg("key", options.key);
   if (space.length === 0) throw new RangeError("key must not be empty");
+  if (space.length > MAX_SPACE_NAME) {
+    throw new RangeError(`key has ${space.length} characters (allowed 1..=${MAX_SPACE_NAME})`);
+  }
   checkSpace(space);
   const facts = layoutFacts(api, options.layout);
-  const ttl = optInt(options, "ttlMs", 100, maxTtlMs, 10_000);
+  const ttl = optInt(options, "ttlMs", MIN_TTL_MS, MAX_TTL_MS, 10_000);
   const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
   if (options.skewMs === undefined && maxSkew < 1000) {
     throw new RangeError(
@@ -69,8 +79,11 @@ export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], 
     );
   }
   const skew = optInt(options, "skewMs", 0, maxSkew, 1000);
-  const renewEvery = optInt(options, "renewEveryMs", 1, ttl - skew - 1, Math.floor(ttl / 3));
-  strArg("holder", options.holder ?? holder);
+  const renewEvery = optInt(options, "renewEveryMs", MIN_RENEW_EVERY_MS, ttl - skew - 1, Math.floor(ttl / 3));
+  const holderText = strArg("holder", options.holder ?? holder);
+  if (holderText.length > MAX_HOLDER) {
+    throw new RangeError(`holder has ${holderText.length} characters (allowed 0..=${MAX_HOLDER})`);
+  }
   optFn("clock", options.clock, "a function returning Unix milliseconds");
   return {
     space,
@@ -118,7 +131,7 @@ export function newToken() {
 }
 
 // The holder's rules (lease/PROTOCOL.md, "What a holder does"), the same in Rust
-// (lease/src/beat.rs) and checked against one table of situations
+// (lease/src/rules.rs) and checked against one table of situations
 // (tests/vectors/holder.json). While a lease is not usable yet, and between early
 // renewals, a holder waits this long:
 export const POLL_MS = 100;

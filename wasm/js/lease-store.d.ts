@@ -45,3 +45,24 @@ export interface LeaseStore {
     count: number,
   ): Promise<{ node: number; ids: string[] } | { node: null; ids: []; wait: number }>;
 }
+
+/** One id of a space, as `list` gives it. */
+export interface ListedLease {
+  node: number;
+  /** The id's fence: the end of its newest lease, Unix ms of the store's clock. */
+  untilMs: number;
+  /** The holder's description; null once released. */
+  holder: string | null;
+}
+
+/** A space's settings (null when it does not exist) and every id ever leased, oldest fence first. */
+export interface Listing {
+  nowMs: number;
+  capacity: number | null;
+  ttlMs: number | null;
+  skewMs: number | null;
+  createdMs: number | null;
+  /** The lowest id never leased. */
+  next: number | null;
+  leases: ListedLease[];
+}

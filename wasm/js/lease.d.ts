@@ -2,17 +2,17 @@ import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
 
 /** The options of `leaseNode`, whatever the store. */
 export interface LeaseOptions {
-  /** The space's name (`"ids:orders"`): the ids every client of the space shares. */
+  /** The space's name (`"ids:orders"`, 1 to 1024 characters): the ids every client of the space shares. */
   key: string;
   /** The generator's layout (default "default"); the space has 2^(node bits) node ids. */
   layout?: Layout;
-  /** Lease length, 100 to 86,400,000 ms (default 10,000). Every client of a space uses the same. */
+  /** Lease length, 100 to 31,536,000,000 ms (a year; default 10,000). Every client of a space uses the same. */
   ttlMs?: number;
   /** Allowance for clock differences and store failover, below `ttlMs / 2` (default 1000). */
   skewMs?: number;
-  /** Renew this often, below `ttlMs - skewMs` (default `ttlMs / 3`). */
+  /** Renew this often, 10 ms to below `ttlMs - skewMs` (default `ttlMs / 3`). */
   renewEveryMs?: number;
-  /** Who holds the id, shown by `snowdrift lease` (default `node pid <pid> on <host>`). */
+  /** Who holds the id, shown by `snowdrift lease` (default `node pid <pid> on <host>`; at most 1024 characters). */
   holder?: string;
   /** The generator's clock (Unix ms); for tests. */
   clock?: () => number;

@@ -1,7 +1,9 @@
-// Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load.
+// Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load. One
+// instance per version of the package, shared with the ES module entry (node-wasm.mjs).
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { create } = require("./api.cjs");
 
-const wasm = new WebAssembly.Module(readFileSync(join(__dirname, "snowdrift.wasm")));
-module.exports = create(wasm);
+module.exports = globalThis[Symbol.for("snowdrift @VERSION main")] ??= create(
+  new WebAssembly.Module(readFileSync(join(__dirname, "snowdrift.wasm"))),
+);

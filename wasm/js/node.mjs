@@ -1,5 +1,8 @@
-// Node, Deno and Bun, ES modules: the same instance as require("snowdrift"), so a program
-// mixing both styles shares one module state (no dual-package hazard).
-import { createRequire } from "node:module";
-const m = createRequire(import.meta.url)("./node.cjs");
-export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } = m;
+// Node, Deno and Bun, ES modules: one file, bundled with the API and the wasm (node-wasm.mjs
+// says why), sharing its instance with require("snowdrift").
+import { create } from "./api.mjs";
+import { compileBase64, shared } from "./node-wasm.mjs";
+import wasm from "./snowdrift.wasm.mjs";
+
+export const { Snowdrift, ObjectId, decode, compose, toBase32, fromBase32, parseId, minIdAt, maxIdAt, layoutInfo } =
+  shared("main", () => create(compileBase64(wasm)));

@@ -1,9 +1,9 @@
 import type { Lease, LeaseOptions } from "./lease.js";
 
-import type { LeaseStore } from "./lease-store.js";
+import type { LeaseStore, Listing } from "./lease-store.js";
 
 export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
-export type { LeaseStore } from "./lease-store.js";
+export type { LeaseStore, ListedLease, Listing } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: pg's own query signature must fit
 /** A node-postgres (`pg`) `Pool` (a connection is checked out for each call) or `Client`
@@ -41,27 +41,6 @@ export declare function leaseNode(client: PostgresClient, options: PostgresLease
  * Needs CREATE on the database, not a superuser.
  */
 export declare function setup(client: PostgresClient, options?: SchemaOptions): Promise<void>;
-
-/** One id of a space, as `list` gives it. */
-export interface ListedLease {
-  node: number;
-  /** The id's fence: the end of its newest lease, Unix ms of the database's clock. */
-  untilMs: number;
-  /** The holder's description; null once released. */
-  holder: string | null;
-}
-
-/** A space's settings (null when it does not exist) and every id ever leased, oldest fence first. */
-export interface Listing {
-  nowMs: number;
-  capacity: number | null;
-  ttlMs: number | null;
-  skewMs: number | null;
-  createdMs: number | null;
-  /** The lowest id never leased. */
-  next: number | null;
-  leases: ListedLease[];
-}
 
 /** The space `key` as the database lists it, for operators (read-only). */
 export declare function list(client: PostgresClient, key: string, options?: SchemaOptions): Promise<Listing>;

@@ -8,17 +8,17 @@
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { createHash } = require("node:crypto");
-const { Lease, lease, leaseOptions } = require("./holder.cjs");
-const { describe, wrongType } = require("./check.mjs");
-
-/** The four keys of a space: one hash tag, so one Redis Cluster hash slot. */
-const keysOf = (space) => ["meta", "ends", "token", "holder"].map((k) => `{${space}}:${k}`);
+const { Lease, lease, leaseOptions, storeError } = require("./holder.cjs");
+const { describe, strArg, wrongType } = require("./check.mjs");
+const { keysOf, listing } = require("./redis-space.mjs");
 
 const scripts = new Map();
 function script(name) {
   let s = scripts.get(name);
   if (s === undefined) {
-    const text = readFileSync(join(__dirname, "lua", `${name}.lua`), "utf8");
+    // After prelude.lua, the functions every script uses (lease/PROTOCOL.md, "Scripts").
+    const read = (file) => readFileSync(join(__dirname, "lua", `${file}.lua`), "utf8");
+    const text = read("prelude") + read(name);
     s = { text, sha: createHash("sha1").update(text).digest("hex") };
     scripts.set(name, s);
   }
@@ -85,4 +85,17 @@ async function leaseNode(client, options) {
   return lease(redisStore(client), o);
 }
 
-module.exports = { leaseNode, redisStore, Lease };
+/** The space `key` as Redis lists it (list.lua), for operators: its settings (null when
+ * it does not exist) and every id ever leased, oldest fence first. */
+async function list(client, key) {
+  const space = strArg("key", key);
+  let reply;
+  try {
+    reply = await evalWith(client)("list", space, []);
+  } catch (e) {
+    throw storeError(e);
+  }
+  return listing(reply);
+}
+
+module.exports = { leaseNode, redisStore, list, Lease };

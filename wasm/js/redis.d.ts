@@ -1,9 +1,9 @@
 import type { Lease, LeaseOptions } from "./lease.js";
 
-import type { LeaseStore } from "./lease-store.js";
+import type { LeaseStore, Listing } from "./lease-store.js";
 
 export type { Lease, LeaseOptions, LeaseState } from "./lease.js";
-export type { LeaseStore } from "./lease-store.js";
+export type { LeaseStore, ListedLease, Listing } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: each client's own eval signature must fit
 /** A node-redis client or cluster (`createClient`, `createCluster`), or an ioredis one
@@ -24,3 +24,6 @@ export declare function leaseNode(client: RedisClient, options: LeaseOptions): P
 
 /** The lease protocol's calls on `client`, for `snowdrift/http`'s `leaseHandler`. */
 export declare function redisStore(client: RedisClient): LeaseStore;
+
+/** The space `key` as Redis lists it (list.lua), for operators (read-only). */
+export declare function list(client: RedisClient, key: string): Promise<Listing>;

@@ -2,4 +2,4 @@
 // both styles share one set of live leases (and one wasm instance).
 import { createRequire } from "node:module";
 const m = createRequire(import.meta.url)("./redis.cjs");
-export const { leaseNode, redisStore, Lease } = m;
+export const { leaseNode, redisStore, list, Lease } = m;

@@ -17,7 +17,7 @@ import {
   seal_text,
   open_text,
 } from "./snowdrift_seal_wasm.js";
-import { describe, wrongType, options as checkOptions, oneOf } from "./check.mjs";
+import { describe, wrongType, numberId, options as checkOptions, oneOf } from "./check.mjs";
 
 // The seal module's buffer offsets (wasm/seal/src/lib.rs, checked there at compile time).
 const ERR_LEN = 0;
@@ -79,7 +79,8 @@ function build(module) {
   }
 
   function idArg(what, v) {
-    if (typeof v !== "bigint") throw wrongType(what, "a bigint", v);
+    if (typeof v === "number") return numberId(what, v);
+    if (typeof v !== "bigint") throw wrongType(what, "a bigint or a number", v);
     if (v < 0n || v > MAX_ID) {
       throw new RangeError(`${what} ${describe(v)} is outside the allowed range 0..=18446744073709551615`);
     }

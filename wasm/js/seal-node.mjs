@@ -1,3 +1,7 @@
-// snowdrift/seal in Node, Deno and Bun (ES modules): the same instance as require().
-import { createRequire } from "node:module";
-export const { Sealer } = createRequire(import.meta.url)("./seal.cjs");
+// snowdrift/seal in Node, Deno and Bun (ES modules): one file, bundled with the seal API and
+// its wasm (node-wasm.mjs says why), sharing its instance with require("snowdrift/seal").
+import { createSeal } from "./seal-api.mjs";
+import { compileBase64, shared } from "./node-wasm.mjs";
+import wasm from "./seal.wasm.mjs";
+
+export const { Sealer } = shared("seal", () => createSeal(compileBase64(wasm)));

@@ -24,12 +24,13 @@ export class Sealer {
   constructor(key: Bytes, options?: SealerOptions);
   /** The width of the ID space: 63 or 64. */
   readonly bits: number;
-  /** The sealed form of `id` (in `0..=2^bits-1`). */
-  seal(id: bigint): bigint;
+  /** The sealed form of `id` (in `0..=2^bits-1`; a number must be an integer in
+   * 0..=2^53-1, which it holds exactly). */
+  seal(id: bigint | number): bigint;
   /** The ID `sealed` opens to. */
-  open(sealed: bigint): bigint;
+  open(sealed: bigint | number): bigint;
   /** The sealed form of `id` as text (default `"base62"`). */
-  sealString(id: bigint, form?: SealedForm): string;
+  sealString(id: bigint | number, form?: SealedForm): string;
   /** The ID a sealed ID in text form opens to (default `"base62"`). */
   openString(text: string, form?: SealedForm): bigint;
   /** Lets go of the sealer's memory now (shared with live sealers of the same key, tweak

@@ -1,8 +1,9 @@
 //! The numbers the wasm exports and the JS layer (`wasm/js/api.mjs`) share: error kinds,
 //! policy codes, fact fields, decode flags, buffer capacities and offsets. Kept once,
-//! here: `cargo xtask npm` reads this file (it includes it as a module) and writes the
-//! same numbers as `constants.mjs`, which `api.mjs` imports and the build bundles. So this
-//! file holds plain constants only: no imports, nothing but `pub const`.
+//! here: `cargo xtask npm` reads this file as text, takes each `pub const NAME: TYPE =
+//! <integer>;` line, and writes the same numbers as `constants.mjs`, which `api.mjs`
+//! imports and the build bundles. So this file holds plain constants only, one to a line:
+//! no imports, no expressions, nothing but `pub const`.
 
 // Some are read only by JS (the borrow policy is the wasm's `_` arm, for instance).
 #![allow(dead_code)]

@@ -300,6 +300,7 @@ function ago(ms) {
   return "";
 }
 const DAY_AHEAD = 86_400_000;
+const MAX_SAFE_ID = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The ID under a layout: { key, parts, facts } or undefined where it does not fit. */
 function underLayout(id, key) {
@@ -407,14 +408,21 @@ function showDecoded() {
   const u = underLayout(id, key);
   if (!u) {
     let why;
+    let bits;
     try {
-      decode(id, key === "generator" ? selected().layout : presetLayout(key));
+      const layout = key === "generator" ? selected().layout : presetLayout(key);
+      bits = describeLayout(layout).totalBits;
+      decode(id, layout);
     } catch (e) {
       why = words(e.message);
     }
-    ui.decoded.append(
-      el("p", { class: "error" }, `${why ?? "It does not fit"}: not an ID of the ${namesOf(key).title} layout.`),
-    );
+    const title = namesOf(key).title;
+    // A layout a Number holds: a larger ID may be one that lost precision as a Number.
+    const text =
+      bits <= 53 && id > MAX_SAFE_ID
+        ? `${id} is above 2^53 - 1 (${MAX_SAFE_ID}), the largest ID a JavaScript Number holds exactly and the largest the ${title} layout makes: it was made with another layout, or it lost precision as a Number on its way here.`
+        : `${why ?? "It does not fit"}: not an ID of the ${title} layout.`;
+    ui.decoded.append(el("p", { class: "error" }, text));
     return;
   }
   showParts(id, read, u);

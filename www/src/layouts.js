@@ -3,7 +3,7 @@
 // the 64 bits of an ID split into labelled fields.
 import { BROWSER_LAYOUT, layoutInfo } from "snowdrift/browser";
 
-export const PRESETS = ["default", "twitter", "discord", "sonyflake", "instagram", "baidu", "browser"];
+export const PRESETS = ["default", "twitter", "discord", "sonyflake", "instagram", "baidu", "js53", "browser"];
 
 /** How people call each preset and its fields (Discord's documentation says worker and
  * process; Sonyflake's machine; Instagram's shard; Baidu's worker). */
@@ -14,6 +14,7 @@ export const PRESET_NAMES = {
   sonyflake: { title: "Sonyflake", node: "machine" },
   instagram: { title: "Instagram", node: "shard" },
   baidu: { title: "Baidu uid-generator", node: "worker" },
+  js53: { title: "JavaScript-safe (53-bit)", node: "node" },
   browser: { title: "Many devices (16-bit node)", node: "node" },
 };
 const CUSTOM_NAMES = { title: "custom", node: "node", datacenter: "datacenter", worker: "worker" };

@@ -1,5 +1,6 @@
-//! The `newcomer` test suite: every fenced code block of the READMEs, copied into fresh
-//! projects the way a new user would, compiled and run as written.
+//! The `newcomer` test suite: every fenced code block of the READMEs and the guides
+//! (`docs/*.md`), copied into fresh projects the way a new user would, compiled and run as
+//! written.
 //!
 //! The projects live in a temporary directory outside the workspace, removed afterwards:
 //! a `cargo new` edition-2024 binary crate that depends on the core (and, for lease
@@ -30,8 +31,13 @@ use std::time::{Duration, Instant};
 
 use crate::util::{Result, cargo, cargo_bin, ensure_apt, lock_version, root, run_in};
 
-/// The files whose blocks are run.
-const FILES: &[&str] = &["README.md", "wasm/README.md", "lease/README.md"];
+/// The files whose blocks are run, besides the guides (`docs/*.md`).
+const FILES: &[&str] = &[
+    "README.md",
+    "core/README.md",
+    "wasm/README.md",
+    "lease/README.md",
+];
 
 /// The longest a block may run (a lease block waits up to a second for its first lease).
 const RUN_LIMIT: Duration = Duration::from_secs(60);
@@ -65,7 +71,7 @@ enum Kind {
 
 /// One fenced code block.
 struct Block {
-    file: &'static str,
+    file: String,
     /// The line of its opening fence (1-based).
     line: usize,
     lang: String,
@@ -99,20 +105,22 @@ pub fn test() -> Result {
     let started = Instant::now();
     // The suite's own unit tests: block parsing, markers, runtimes, the rustdoc wrapping.
     cargo(&["test", "-p", "xtask", "--quiet", "--", "newcomer::"])?;
+    let mut files: Vec<String> = FILES.iter().map(|f| f.to_string()).collect();
+    files.extend(crate::docs::markdown_in("docs", false)?);
     let mut blocks = Vec::new();
-    for file in FILES {
+    for file in &files {
         let text = fs::read_to_string(root().join(file))
             .map_err(|e| format!("cannot read {file}: {e}"))?;
         blocks.extend(parse(file, &text)?);
     }
     let scratch = std::env::temp_dir().join(format!("snowdrift-newcomer-{}", std::process::id()));
-    let result = run_all(&blocks, &scratch);
+    let result = run_all(&blocks, &files, &scratch);
     let _ = fs::remove_dir_all(&scratch);
     eprintln!("newcomer suite: {:.1} s", started.elapsed().as_secs_f64());
     result
 }
 
-fn run_all(blocks: &[Block], scratch: &Path) -> Result {
+fn run_all(blocks: &[Block], files: &[String], scratch: &Path) -> Result {
     let runs = |f: fn(&Kind) -> bool| blocks.iter().any(|b| f(&b.kind));
     let rust = runs(|k| *k == Kind::Rust)
         .then(|| rust_project(scratch))
@@ -175,7 +183,7 @@ fn run_all(blocks: &[Block], scratch: &Path) -> Result {
     eprintln!(
         "\n{} blocks in {}: {} ran ok, {} skipped, {} failed",
         blocks.len(),
-        FILES.join(", "),
+        files.join(", "),
         count("ok"),
         count("skipped"),
         failures.len()
@@ -194,7 +202,7 @@ fn run_all(blocks: &[Block], scratch: &Path) -> Result {
 }
 
 /// The fenced code blocks of a markdown file, each with its skip marker.
-fn parse(file: &'static str, text: &str) -> Result<Vec<Block>> {
+fn parse(file: &str, text: &str) -> Result<Vec<Block>> {
     let mut blocks = Vec::new();
     let mut marker: Option<(usize, String)> = None;
     let mut lines = text.lines().enumerate();
@@ -250,7 +258,7 @@ fn parse(file: &'static str, text: &str) -> Result<Vec<Block>> {
             None => kind(&lang, &code),
         };
         blocks.push(Block {
-            file,
+            file: file.to_string(),
             line: i + 1,
             lang: if lang.is_empty() { "none".into() } else { lang },
             code,
@@ -622,6 +630,9 @@ fn start_redis() -> Result<Child> {
         ));
     }
     let port = REDIS_PORT.to_string();
+    // Its working directory (where a snapshot would go) is a temp one, not the checkout.
+    let dir = std::env::temp_dir().join(format!("snowdrift-newcomer-redis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut child = Command::new("redis-server")
         .args([
             "--port",
@@ -633,6 +644,8 @@ fn start_redis() -> Result<Child> {
             "--appendonly",
             "no",
         ])
+        .arg("--dir")
+        .arg(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -19,6 +19,7 @@ pub fn run(args: &[String]) -> Result {
     let suites: &[Suite] = &[
         ("setup", setup),
         ("lint", lint),
+        ("docs", crate::docs::test),
         ("core", core_tests),
         ("vectors", vectors),
         ("loom", loom),

@@ -83,8 +83,6 @@ pub fn ensure_targets(targets: &[&str]) -> Result {
     run("rustup", &args)
 }
 
-/// Installs Debian packages whose `probe` command is missing (one `apt-get update` first).
-#[allow(dead_code)] // used by the suites that need system packages
 /// Installs the Python packages the vectors' generator imports (`cryptography`, for its
 /// AES) with pip, unless `python3` already imports them.
 pub fn ensure_python_packages() -> Result {
@@ -102,6 +100,7 @@ pub fn ensure_python_packages() -> Result {
     )
 }
 
+/// Installs Debian packages whose `probe` command is missing (one `apt-get update` first).
 pub fn ensure_apt(packages: &[(&str, &str)]) -> Result {
     let missing: Vec<&str> = packages
         .iter()

@@ -1,4 +1,5 @@
-//! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build;
+//! `cargo xtask www`: builds the web page into `www/dist/` from the npm package build,
+//! and the guides it links to into `www/dist/docs/` (mdBook, `crate::docs`);
 //! `cargo xtask serve`: serves it on 127.0.0.1; the `www` test suite.
 //!
 //! The page's module (`www/src/app.js`) imports `snowdrift/browser`; esbuild bundles it
@@ -113,7 +114,9 @@ pub fn build() -> Result {
         &[&minify[..], &[format!("--outfile={sw}")]].concat(),
         &[],
     )?;
-    print_sizes(&dist)
+    print_sizes(&dist)?;
+    // The guides, which the page links to (`docs/`): not part of the page's first load.
+    crate::docs::build_site()
 }
 
 fn run_esbuild(esbuild: &Path, args: &[String], env: &[(&str, &str)]) -> Result {

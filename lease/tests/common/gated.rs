@@ -36,6 +36,13 @@ pub struct Watch {
     renewals: Mutex<Vec<(Ticket, Outcome)>>,
 }
 
+impl Watch {
+    /// Records the token of an acquire.
+    fn acquired(&self, token: &str) {
+        self.acquired.lock().expect("lock").push(token.into());
+    }
+}
+
 /// The store `K` behind a gate, with a record of the tickets its holders send.
 #[derive(Clone)]
 pub struct Gated<K>(pub K, Arc<Watch>);
@@ -126,12 +133,7 @@ impl<K: Store> Store for Gated<K> {
         space: &Space<C>,
         token: &str,
     ) -> Result<Grant, Error> {
-        connection
-            .1
-            .acquired
-            .lock()
-            .expect("lock")
-            .push(token.into());
+        connection.1.acquired(token);
         K::acquire(&mut connection.0, space, token)
     }
 
@@ -174,12 +176,7 @@ impl<K: snowdrift_lease::AsyncStore> snowdrift_lease::AsyncStore for Gated<K> {
         space: &Space<C>,
         token: &str,
     ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send {
-        connection
-            .1
-            .acquired
-            .lock()
-            .expect("lock")
-            .push(token.into());
+        connection.1.acquired(token);
         K::acquire_async(&mut connection.0, space, token)
     }
 

@@ -136,7 +136,12 @@ impl Pg {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         self.child = Some(cmd.spawn().expect("postgres"));
-        let start = Instant::now();
+        self.wait_ready(Instant::now(), "not ready");
+    }
+
+    /// Waits until the server answers `pg_isready`, at most START_LIMIT after `start`;
+    /// panics saying it is `what` ("not ready") after that.
+    fn wait_ready(&self, start: Instant, what: &str) {
         while start.elapsed() < START_LIMIT {
             let ready = Command::new(self.bin.join("pg_isready"))
                 .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
@@ -149,7 +154,7 @@ impl Pg {
             sleep(Duration::from_millis(20));
         }
         panic!(
-            "postgres on port {} not ready within {START_LIMIT:?}",
+            "postgres on port {} {what} within {START_LIMIT:?}",
             self.port
         );
     }
@@ -226,27 +231,12 @@ impl Pg {
         while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < START_LIMIT {
             sleep(Duration::from_millis(5));
         }
-        while start.elapsed() < START_LIMIT {
-            let ready = Command::new(self.bin.join("pg_isready"))
-                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            if ready {
-                return;
-            }
-            sleep(Duration::from_millis(20));
-        }
-        panic!(
-            "postgres on port {} not back within {START_LIMIT:?}",
-            self.port
-        );
+        self.wait_ready(start, "not back");
     }
 
-    /// A streaming standby of this server (a base backup with `-R`, started on a port of
-    /// its own), once it has replayed everything committed here.
-    pub fn standby(&self) -> Pg {
-        let mut standby = Pg::empty();
+    /// `pg_basebackup` of the running server into `to` (WAL streamed, a fast checkpoint),
+    /// with `extra` arguments.
+    fn pg_basebackup(&self, to: &Path, extra: &[&str]) {
         let out = self
             .command("pg_basebackup")
             .args([
@@ -258,8 +248,9 @@ impl Pg {
                 "postgres",
             ])
             .arg("-D")
-            .arg(standby.data())
-            .args(["-X", "stream", "-c", "fast", "-R"])
+            .arg(to)
+            .args(["-X", "stream", "-c", "fast"])
+            .args(extra)
             .output()
             .expect("pg_basebackup");
         assert!(
@@ -267,6 +258,13 @@ impl Pg {
             "pg_basebackup: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// A streaming standby of this server (a base backup with `-R`, started on a port of
+    /// its own), once it has replayed everything committed here.
+    pub fn standby(&self) -> Pg {
+        let mut standby = Pg::empty();
+        self.pg_basebackup(&standby.data(), &["-R"]);
         standby.spawn();
         standby
     }
@@ -289,26 +287,7 @@ impl Pg {
     /// A base backup of the running server, taken now, in `name` beside the data dir.
     pub fn base_backup(&self, name: &str) -> PathBuf {
         let to = self.dir.join(name);
-        let out = self
-            .command("pg_basebackup")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-            ])
-            .arg("-D")
-            .arg(&to)
-            .args(["-X", "stream", "-c", "fast"])
-            .output()
-            .expect("pg_basebackup");
-        assert!(
-            out.status.success(),
-            "pg_basebackup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.pg_basebackup(&to, &[]);
         to
     }
 

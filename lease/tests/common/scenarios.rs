@@ -8,6 +8,43 @@ use snowdrift_lease::{Error, Lease, Space, State, Store, Ticket};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+/// One `#[test]` per scenario named (`test_name => scenario_function`), each running the
+/// scenario against the store `$store` gives (evaluated in each test).
+#[allow(unused_macros)]
+macro_rules! scenario_tests {
+    ($store:expr; $($test:ident => $scenario:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                $crate::common::scenarios::$scenario(&$store);
+            }
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use scenario_tests;
+
+/// The scenarios every store passes, one `#[test]` each, against the store `$store` gives.
+#[allow(unused_macros)]
+macro_rules! store_scenarios {
+    ($store:expr) => {
+        $crate::common::scenarios::scenario_tests! {
+            $store;
+            thirty_two_acquirers_get_thirty_two_distinct_ids_and_the_33rd_is_refused => many,
+            expired_leases_are_reclaimed_oldest_fence_first_and_resume_after_it => reclaim,
+            release_hands_on_issued_through_so_the_next_holder_starts_above_at_once => release_hands_on,
+            a_new_space_s_first_lease_renews_early_while_its_generator_is_near_the_fence => new_space_renews_early,
+            a_copy_of_the_holder_renewing_after_it_is_lost_and_the_holder_renews_on => a_copy_renewing_after_the_holder_is_lost,
+            a_holder_whose_copy_renewed_first_is_lost_and_its_generator_stops => a_holder_whose_copy_renewed_first_is_lost,
+            a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases => a_renewal_sent_twice_renews_twice_and_its_pair_releases,
+            the_listing_shows_settings_ids_and_holders => list,
+            a_space_has_one_setting => one_setting,
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use store_scenarios;
+
 pub fn time_of(layout: Layout, id: u64) -> u64 {
     layout.decode(id).expect("decode").time_ms
 }

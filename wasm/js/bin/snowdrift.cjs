@@ -179,8 +179,9 @@ function sealerOf(flags, layout) {
   return new Sealer(key, { layout: width, tweak: flags.tweak });
 }
 
-// `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run with EVAL
-// through the few lines of RESP2 it needs, so the command depends on no Redis client.
+// `snowdrift lease`: the lease protocol's list.lua (lease/PROTOCOL.md), run by
+// `snowdrift/redis`'s `list` over the few lines of RESP2 it needs, so the command depends
+// on no Redis client.
 const TIMEOUT_MS = 5000;
 
 /** host and port of `redis://[user:pass@]host[:port]` or `host:port`. */
@@ -267,22 +268,29 @@ function exchange({ host, port }, commands) {
   });
 }
 
-/** list.lua's reply for `space`, following one MOVED redirect (Redis Cluster). */
-async function listSpace(at, space) {
-  const script = readFileSync(join(__dirname, "..", "lua", "list.lua"), "utf8");
-  const keys = ["meta", "ends", "token", "holder"].map((k) => `{${space}}:${k}`);
-  for (let hop = 0; ; hop++) {
-    const auth = at.password === undefined ? [] : [at.user ? ["AUTH", at.user, at.password] : ["AUTH", at.password]];
-    const replies = await exchange(at, [...auth, ["EVAL", script, 4, ...keys, space]]);
-    const failed = replies.find((r) => r !== null && typeof r === "object" && "error" in r);
-    if (failed === undefined) return replies[replies.length - 1];
-    const moved = /^MOVED \d+ (.*):(\d+)$/.exec(failed.error);
-    if (moved && hop === 0) {
-      at = { ...at, host: moved[1] || at.host, port: Number(moved[2]) };
-      continue;
+/** A client of the shape `snowdrift/redis` takes (ioredis's `evalsha`/`eval`) over
+ * `exchange`, following one MOVED redirect (Redis Cluster). Error replies reject with
+ * their message (`NOSCRIPT ...` makes `list` send the script itself). */
+function respClient(at) {
+  const send = async (args) => {
+    for (let hop = 0; ; hop++) {
+      const auth = at.password === undefined ? [] : [at.user ? ["AUTH", at.user, at.password] : ["AUTH", at.password]];
+      const replies = await exchange(at, [...auth, args]);
+      const failed = replies.find((r) => r !== null && typeof r === "object" && "error" in r);
+      if (failed === undefined) return replies[replies.length - 1];
+      const moved = /^MOVED \d+ (.*):(\d+)$/.exec(failed.error);
+      if (moved && hop === 0) {
+        at = { ...at, host: moved[1] || at.host, port: Number(moved[2]) };
+        continue;
+      }
+      if (/^NOSCRIPT/.test(failed.error)) throw new Error(failed.error);
+      throw new Error(`Redis at ${at.host}:${at.port}: ${failed.error}`);
     }
-    throw new Error(`Redis at ${at.host}:${at.port}: ${failed.error}`);
-  }
+  };
+  return {
+    evalsha: (sha, ...rest) => send(["EVALSHA", sha, ...rest]),
+    eval: (script, ...rest) => send(["EVAL", script, ...rest]),
+  };
 }
 
 function seconds(ms) {
@@ -290,17 +298,10 @@ function seconds(ms) {
   return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
 }
 
-/** The space as list.lua gives it, in the shape `snowdrift/postgres`'s `list` has. */
-async function listRedis(redis, space) {
-  const reply = await listSpace(address(redis), space);
-  const num = (v) => (v === "" ? null : Number(v));
-  const [now, capacity, ttl, skew, created, next] = reply.slice(0, 6).map(num);
-  const leases = [];
-  for (let i = 6; i + 2 < reply.length; i += 3) {
-    const [node, until, holder] = [Number(reply[i]), Number(reply[i + 1]), reply[i + 2]];
-    leases.push({ node, untilMs: until, holder: holder === "" ? null : holder });
-  }
-  return { nowMs: now, capacity, ttlMs: ttl, skewMs: skew, createdMs: created, next, leases };
+/** The space as list.lua gives it, through `snowdrift/redis`'s `list`. */
+function listRedis(redis, space) {
+  const { list } = require("../redis.cjs");
+  return list(respClient(address(redis)), space);
 }
 
 /** The space as list.sql gives it, through the pg package of the current project (the

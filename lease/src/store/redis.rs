@@ -1,22 +1,44 @@
-//! The protocol's scripts (`lua/`, shared with the other clients) and their calls.
+//! Redis as a store of leases: the protocol's Lua scripts (`lua/`, shared with the npm
+//! package), their calls over a [`Connector`]'s connections, and their replies read.
 
+use crate::connector::Connector;
 use crate::error::Error;
-use crate::space::{Space, keys};
-use crate::store::{Grant, Listed, Listing, Ticket};
+use crate::space::Space;
+use crate::store::{Grant, Listed, Listing, Store, Ticket};
 use redis::{Cmd, FromRedisValue, Script};
 use std::sync::LazyLock;
+use std::time::Duration;
 
-static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/acquire.lua")));
-static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("../lua/renew.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/release.lua")));
+/// The source of the script `lua/<name>.lua`, as every client sends it: after
+/// `lua/prelude.lua`, the functions every script uses.
+macro_rules! script {
+    ($name:literal) => {
+        concat!(
+            include_str!("../../lua/prelude.lua"),
+            include_str!(concat!("../../lua/", $name, ".lua"))
+        )
+    };
+}
 
-const ACQUIRE_SRC: &str = include_str!("../lua/acquire.lua");
-const RENEW_SRC: &str = include_str!("../lua/renew.lua");
-const RELEASE_SRC: &str = include_str!("../lua/release.lua");
-static LIST: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("../lua/list.lua")));
-const LIST_SRC: &str = include_str!("../lua/list.lua");
+/// The scripts' sources, each included once.
+const ACQUIRE_SRC: &str = script!("acquire");
+const RENEW_SRC: &str = script!("renew");
+const RELEASE_SRC: &str = script!("release");
+const LIST_SRC: &str = script!("list");
+
+static ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(ACQUIRE_SRC));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(RENEW_SRC));
+static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_SRC));
+static LIST: LazyLock<Script> = LazyLock::new(|| Script::new(LIST_SRC));
+
+/// The names of a space's four keys, in the scripts' `KEYS` order (PROTOCOL.md, "Redis").
+pub(crate) const KEY_NAMES: [&str; 4] = ["meta", "ends", "token", "holder"];
+
+/// The Redis keys of the space named `space`, in the scripts' `KEYS` order: one hash tag,
+/// so a cluster runs each script on one node.
+pub(crate) fn keys(space: &str) -> [String; 4] {
+    KEY_NAMES.map(|name| format!("{{{space}}}:{name}"))
+}
 
 /// One script call: the script, its keys (the space's four) and its arguments.
 pub(crate) struct Call {
@@ -48,34 +70,33 @@ impl Call {
 
     /// `renew.lua` for the lease `ticket` (its next token, `''` for none, last).
     pub fn renew(ticket: &Ticket, ttl: u64) -> Call {
-        let args = vec![
-            ticket.space.clone(),
-            ticket.node.to_string(),
-            ticket.token.clone(),
-            ttl.to_string(),
-            ticket.next.clone().unwrap_or_default(),
-        ];
-        Call {
-            script: &RENEW,
-            source: RENEW_SRC,
-            keys: keys(&ticket.space),
-            args,
-        }
+        Call::on_lease(&RENEW, RENEW_SRC, ticket, ttl)
     }
 
     /// `release.lua` for the lease `ticket` (either of its tokens), which issued up to
     /// `issued`.
     pub fn release(ticket: &Ticket, issued: u64) -> Call {
+        Call::on_lease(&RELEASE, RELEASE_SRC, ticket, issued)
+    }
+
+    /// A script on the lease `ticket`: the space, the node id, the token, one number (the
+    /// TTL, or the newest ID's time) and the next token (`''` for none), in this order.
+    fn on_lease(
+        script: &'static Script,
+        source: &'static str,
+        ticket: &Ticket,
+        number: u64,
+    ) -> Call {
         let args = vec![
             ticket.space.clone(),
             ticket.node.to_string(),
             ticket.token.clone(),
-            issued.to_string(),
+            number.to_string(),
             ticket.next.clone().unwrap_or_default(),
         ];
         Call {
-            script: &RELEASE,
-            source: RELEASE_SRC,
+            script,
+            source,
             keys: keys(&ticket.space),
             args,
         }
@@ -196,15 +217,8 @@ pub(crate) fn listing(reply: Vec<redis::Value>) -> Result<Listing, Error> {
             holder,
         });
     }
-    Ok(Listing {
-        now: n(0)?.ok_or_else(short)?,
-        capacity: n(1)?,
-        ttl_ms: n(2)?,
-        skew_ms: n(3)?,
-        created: n(4)?,
-        next: n(5)?,
-        ids,
-    })
+    let settings = [n(1)?, n(2)?, n(3)?, n(4)?, n(5)?];
+    Ok(Listing::from_reply(n(0)?.ok_or_else(short)?, settings, ids))
 }
 
 /// The new lease end from `renew.lua`'s reply.
@@ -217,53 +231,91 @@ pub(crate) fn renewed_until(reply: Vec<u64>) -> Result<u64, Error> {
     }
 }
 
-/// A token no other lease has: 128 bits from the operating system's random source, so
-/// that two copies of one process (a snapshot resumed twice) draw different tokens. Where
-/// that source fails, the process's randomly keyed hashers over the time, the pid and a
-/// counter.
-pub(crate) fn new_token() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        bytes = hashed_token();
+/// Redis: the Lua scripts of `lua/` over a [`Connector`]'s connections.
+impl<K: Connector> Store for K {
+    type Connection = K::Connection;
+
+    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
+        Ok(Connector::connect(self, timeout)?)
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+
+    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
+        Ok(<K as Connector>::set_timeout(connection, timeout)?)
+    }
+
+    fn acquire<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> Result<Grant, Error> {
+        Grant::from_reply(Call::acquire(space, token).run(connection)?)
+    }
+
+    fn renew(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> Result<u64, Error> {
+        renewed_until(Call::renew(ticket, ttl_ms).run(connection)?)
+    }
+
+    fn release(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> Result<bool, Error> {
+        Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
+    }
+
+    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
+        listing(Call::list(space).run(connection)?)
+    }
 }
 
-fn hashed_token() -> [u8; 16] {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let mut bytes = [0u8; 16];
-    for half in bytes.chunks_mut(8) {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u128(nanos);
-        h.write_u32(std::process::id());
-        h.write_u64(count);
-        half.copy_from_slice(&h.finish().to_le_bytes());
+/// Redis on tokio: the Lua scripts over an [`AsyncConnector`](crate::AsyncConnector)'s
+/// connections.
+#[cfg(feature = "tokio")]
+impl<K: crate::connector::AsyncConnector> crate::store::AsyncStore for K {
+    type Connection = K::Connection;
+
+    fn connect_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send {
+        let connecting = crate::connector::AsyncConnector::connect_async(self);
+        async move { Ok(connecting.await?) }
     }
-    bytes
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    fn acquire_async<C>(
+        connection: &mut Self::Connection,
+        space: &Space<C>,
+        token: &str,
+    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send {
+        let call = Call::acquire(space, token);
+        async move { Grant::from_reply(call.run_async(connection).await?) }
+    }
 
-    /// Tokens are 32 hex digits, and no two are alike, from either source.
-    #[test]
-    fn tokens_are_128_bits_each_new() {
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..1000 {
-            let t = new_token();
-            assert_eq!(t.len(), 32, "{t}");
-            assert!(t.bytes().all(|b| b.is_ascii_hexdigit()), "{t}");
-            assert!(seen.insert(t));
-            assert!(seen.insert(format!("{:?}", hashed_token())));
-        }
+    fn renew_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        ttl_ms: u64,
+    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
+        let call = Call::renew(ticket, ttl_ms);
+        async move { renewed_until(call.run_async(connection).await?) }
+    }
+
+    fn release_async(
+        connection: &mut Self::Connection,
+        ticket: &Ticket,
+        issued_ms: u64,
+    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send {
+        let call = Call::release(ticket, issued_ms);
+        async move { Ok(call.run_async::<i64>(connection).await? == 1) }
+    }
+
+    fn timed_out(limit: Duration) -> Error {
+        Error::Redis(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply from redis within {} ms", limit.as_millis()),
+        )))
     }
 }

@@ -9,10 +9,10 @@ pub enum State {
     Live,
     /// No renewal succeeded for `ttl - skew` ms.
     Lapsed,
-    /// Redis answered that the id is no longer this lease's.
+    /// The store answered that the id is no longer this lease's.
     Lost,
     /// Released by its holder.
     Released,
-    /// Stopped with [`Lease::abandon`](crate::Lease::abandon), without telling Redis.
+    /// Stopped with [`Lease::abandon`](crate::Lease::abandon), without telling the store.
     Abandoned,
 }

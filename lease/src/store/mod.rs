@@ -1,11 +1,15 @@
-//! Where leases are kept: the protocol's calls over one store's connection. Redis (every
-//! [`Connector`]) and, with the `postgres` feature, `Postgres`
-//! implement it; [`Lease`](crate::Lease) runs the holder's state machine over any of them.
+//! Where leases are kept: the protocol's calls over one store's connection, and what
+//! they answer. Redis (every [`Connector`](crate::Connector), in `redis.rs`) and, with
+//! the `postgres` feature, `Postgres` (in `postgres.rs`) implement it;
+//! [`Lease`](crate::Lease) runs the holder's state machine over any of them.
 
-use crate::connector::Connector;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+pub(crate) mod redis;
+
 use crate::error::Error;
-use crate::protocol::{Call, listing, new_token, renewed_until};
 use crate::space::Space;
+use crate::token::new_token;
 use std::time::Duration;
 
 /// What an acquire grants (PROTOCOL.md: `acquire`).
@@ -94,6 +98,23 @@ pub struct Listing {
     pub ids: Vec<Listed>,
 }
 
+impl Listing {
+    /// A listing from a store's reply: its clock, the space's settings in the reply's
+    /// order (capacity, TTL, skew, created, next) and its ids.
+    pub(crate) fn from_reply(now: u64, settings: [Option<u64>; 5], ids: Vec<Listed>) -> Listing {
+        let [capacity, ttl_ms, skew_ms, created, next] = settings;
+        Listing {
+            now,
+            capacity,
+            ttl_ms,
+            skew_ms,
+            created,
+            next,
+            ids,
+        }
+    }
+}
+
 /// One id of a [`Listing`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
@@ -163,47 +184,6 @@ pub trait Store: Clone + Send + 'static {
     }
 }
 
-/// Redis: the Lua scripts of `lua/` over a [`Connector`]'s connections.
-impl<K: Connector> Store for K {
-    type Connection = K::Connection;
-
-    fn connect(&self, timeout: Duration) -> Result<Self::Connection, Error> {
-        Ok(Connector::connect(self, timeout)?)
-    }
-
-    fn set_timeout(connection: &mut Self::Connection, timeout: Duration) -> Result<(), Error> {
-        Ok(<K as Connector>::set_timeout(connection, timeout)?)
-    }
-
-    fn acquire<C>(
-        connection: &mut Self::Connection,
-        space: &Space<C>,
-        token: &str,
-    ) -> Result<Grant, Error> {
-        Grant::from_reply(Call::acquire(space, token).run(connection)?)
-    }
-
-    fn renew(
-        connection: &mut Self::Connection,
-        ticket: &Ticket,
-        ttl_ms: u64,
-    ) -> Result<u64, Error> {
-        renewed_until(Call::renew(ticket, ttl_ms).run(connection)?)
-    }
-
-    fn release(
-        connection: &mut Self::Connection,
-        ticket: &Ticket,
-        issued_ms: u64,
-    ) -> Result<bool, Error> {
-        Ok(Call::release(ticket, issued_ms).run::<i64>(connection)? == 1)
-    }
-
-    fn list(connection: &mut Self::Connection, space: &str) -> Result<Listing, Error> {
-        listing(Call::list(space).run(connection)?)
-    }
-}
-
 /// [`Store`] for tokio (feature `tokio`): the same calls as futures on the caller's
 /// runtime. [`Lease::acquire_async`](crate::Lease::acquire_async) bounds each with a
 /// timeout. Redis (every [`AsyncConnector`](crate::AsyncConnector)) and, with the
@@ -245,53 +225,5 @@ pub trait AsyncStore: Clone + Send + Sync + 'static {
             std::io::ErrorKind::TimedOut,
             format!("no reply from the store within {} ms", limit.as_millis()),
         ))
-    }
-}
-
-/// Redis on tokio: the Lua scripts over an [`AsyncConnector`](crate::AsyncConnector)'s
-/// connections.
-#[cfg(feature = "tokio")]
-impl<K: crate::connector::AsyncConnector> AsyncStore for K {
-    type Connection = K::Connection;
-
-    fn connect_async(
-        &self,
-    ) -> impl std::future::Future<Output = Result<Self::Connection, Error>> + Send {
-        let connecting = crate::connector::AsyncConnector::connect_async(self);
-        async move { Ok(connecting.await?) }
-    }
-
-    fn acquire_async<C>(
-        connection: &mut Self::Connection,
-        space: &Space<C>,
-        token: &str,
-    ) -> impl std::future::Future<Output = Result<Grant, Error>> + Send {
-        let call = Call::acquire(space, token);
-        async move { Grant::from_reply(call.run_async(connection).await?) }
-    }
-
-    fn renew_async(
-        connection: &mut Self::Connection,
-        ticket: &Ticket,
-        ttl_ms: u64,
-    ) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
-        let call = Call::renew(ticket, ttl_ms);
-        async move { renewed_until(call.run_async(connection).await?) }
-    }
-
-    fn release_async(
-        connection: &mut Self::Connection,
-        ticket: &Ticket,
-        issued_ms: u64,
-    ) -> impl std::future::Future<Output = Result<bool, Error>> + Send {
-        let call = Call::release(ticket, issued_ms);
-        async move { Ok(call.run_async::<i64>(connection).await? == 1) }
-    }
-
-    fn timed_out(limit: Duration) -> Error {
-        Error::Redis(redis::RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no reply from redis within {} ms", limit.as_millis()),
-        )))
     }
 }

@@ -12,12 +12,12 @@ use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
-const CONNECT: &str = include_str!("../postgres/connect.sql");
-const SETUP: &str = include_str!("../postgres/setup.sql");
-const ACQUIRE: &str = include_str!("../postgres/acquire.sql");
-const RENEW: &str = include_str!("../postgres/renew.sql");
-const RELEASE: &str = include_str!("../postgres/release.sql");
-const LIST: &str = include_str!("../postgres/list.sql");
+const CONNECT: &str = include_str!("../../postgres/connect.sql");
+const SETUP: &str = include_str!("../../postgres/setup.sql");
+const ACQUIRE: &str = include_str!("../../postgres/acquire.sql");
+const RENEW: &str = include_str!("../../postgres/renew.sql");
+const RELEASE: &str = include_str!("../../postgres/release.sql");
+const LIST: &str = include_str!("../../postgres/list.sql");
 
 /// A PostgreSQL database holding spaces in the tables of one schema (feature
 /// `postgres`). Pass it to [`Lease::acquire`](crate::Lease::acquire) as a Redis client
@@ -254,21 +254,44 @@ impl Acquire {
     }
 }
 
+/// The arguments of renew.sql and release.sql on the lease `ticket`: the space, the node
+/// id, the token, one number (the TTL, or the newest ID's time) and the next token (`''`
+/// for none), in this order.
+struct LeaseArgs<'a> {
+    ticket: &'a Ticket,
+    node: i64,
+    number: i64,
+    next: &'a str,
+}
+
+impl<'a> LeaseArgs<'a> {
+    fn new(ticket: &'a Ticket, number: u64) -> Result<Self, Error> {
+        Ok(LeaseArgs {
+            ticket,
+            node: int(ticket.node)?,
+            number: int(number)?,
+            next: ticket.next.as_deref().unwrap_or_default(),
+        })
+    }
+
+    fn params(&self) -> [(&(dyn ToSql + Sync), Type); 5] {
+        [
+            (&self.ticket.space, Type::TEXT),
+            (&self.node, Type::INT8),
+            (&self.ticket.token, Type::TEXT),
+            (&self.number, Type::INT8),
+            (&self.next, Type::TEXT),
+        ]
+    }
+}
+
 async fn renew(
     client: &tokio_postgres::Client,
     ticket: &Ticket,
     ttl_ms: u64,
 ) -> Result<u64, Error> {
-    let (node, ttl) = (int(ticket.node)?, int(ttl_ms)?);
-    let next = ticket.next.as_deref().unwrap_or_default();
-    let params: [(&(dyn ToSql + Sync), Type); 5] = [
-        (&ticket.space, Type::TEXT),
-        (&node, Type::INT8),
-        (&ticket.token, Type::TEXT),
-        (&ttl, Type::INT8),
-        (&next, Type::TEXT),
-    ];
-    match call(client, RENEW, &params, "renew.sql").await?[..] {
+    let args = LeaseArgs::new(ticket, ttl_ms)?;
+    match call(client, RENEW, &args.params(), "renew.sql").await?[..] {
         [until, _now] => Ok(until),
         ref other => Err(Error::Reply {
             message: format!("renew.sql returned {} numbers, not 2", other.len()),
@@ -281,16 +304,8 @@ async fn release(
     ticket: &Ticket,
     issued_ms: u64,
 ) -> Result<bool, Error> {
-    let (node, issued) = (int(ticket.node)?, int(issued_ms)?);
-    let next = ticket.next.as_deref().unwrap_or_default();
-    let params: [(&(dyn ToSql + Sync), Type); 5] = [
-        (&ticket.space, Type::TEXT),
-        (&node, Type::INT8),
-        (&ticket.token, Type::TEXT),
-        (&issued, Type::INT8),
-        (&next, Type::TEXT),
-    ];
-    let rows = match client.query_typed(RELEASE, &params).await {
+    let args = LeaseArgs::new(ticket, issued_ms)?;
+    let rows = match client.query_typed(RELEASE, &args.params()).await {
         Ok(rows) => rows,
         Err(e) => return Err(explain(client, e).await),
     };
@@ -335,15 +350,12 @@ async fn list(client: &tokio_postgres::Client, space: &str) -> Result<Listing, E
             holder: Some(holder).filter(|h| !h.is_empty()),
         })
         .collect();
-    Ok(Listing {
-        now: get(0)?.unwrap_or_default(),
-        capacity: get(1)?,
-        ttl_ms: get(2)?,
-        skew_ms: get(3)?,
-        created: get(4)?,
-        next: get(5)?,
+    let settings = [get(1)?, get(2)?, get(3)?, get(4)?, get(5)?];
+    Ok(Listing::from_reply(
+        get(0)?.unwrap_or_default(),
+        settings,
         ids,
-    })
+    ))
 }
 
 impl Store for Postgres {

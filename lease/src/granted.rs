@@ -1,8 +1,8 @@
 //! A lease just granted, before its generator exists: waiting until it is usable.
 
-use crate::beat::{Beat, Decision, decide, usable};
 use crate::error::Error;
-use crate::shared::{Shared, Started};
+use crate::held::{Held, Started};
+use crate::rules::{Beat, Decision, decide, usable};
 use crate::space::Space;
 use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock};
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A lease just granted by the store's acquire, before its generator exists.
-pub(crate) struct Pending {
+pub(crate) struct Granted {
     pub grant: Grant,
     pub ticket: Ticket,
     pub started: Instant,
@@ -30,9 +30,9 @@ pub(crate) enum Wait {
 /// the time to release it with (its fence, which stays where it is).
 pub(crate) type Failed = Box<(Error, Ticket, u64)>;
 
-impl Pending {
-    pub fn new<C>(space: &Space<C>, token: String, grant: Grant, sent: Instant) -> Pending {
-        Pending {
+impl Granted {
+    pub fn new<C>(space: &Space<C>, token: String, grant: Grant, sent: Instant) -> Granted {
+        Granted {
             ticket: Ticket {
                 space: space.name.clone(),
                 node: grant.node,
@@ -142,7 +142,7 @@ impl Pending {
     }
 
     /// The generator for the lease: resumed after `not_before`, fenced at `until`.
-    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<(Shared<C>, Beat), Error> {
+    fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<(Held<C>, Beat), Error> {
         let g = &self.grant;
         let generator =
             AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
@@ -152,7 +152,7 @@ impl Pending {
             generator.resume_after_ms(g.not_before)?;
         }
         generator.set_fence_ms(g.until);
-        Ok((Shared::new(generator, space, self.ticket, g), self.beat))
+        Ok((Held::new(generator, space, self.ticket, g), self.beat))
     }
 }
 
@@ -163,7 +163,7 @@ mod tests {
     use snowdrift::Layout;
 
     /// A new space's lease, waiting to become usable, whose acquire was sent `ago`.
-    fn waiting(ago: Duration) -> (Space, Pending) {
+    fn waiting(ago: Duration) -> (Space, Granted) {
         let space = Space::new("ids:waiting", Layout::TWITTER)
             .ttl_ms(1000)
             .skew_ms(100);
@@ -173,7 +173,7 @@ mod tests {
             until: 1_800_000_000_000,
             now: 1_799_999_999_000,
         };
-        let pending = Pending::new(&space, "token".into(), grant, Instant::now() - ago);
+        let pending = Granted::new(&space, "token".into(), grant, Instant::now() - ago);
         (space, pending)
     }
 

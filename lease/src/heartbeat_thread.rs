@@ -1,10 +1,10 @@
 //! The heartbeat: a thread (or, in `asynchronous.rs`, a tokio task) that renews a lease on
 //! schedule and moves its generator's fence, then hands back what releases it.
 
-use crate::beat::{Beat, Step};
 use crate::error::Error;
-use crate::shared::Shared;
-use crate::state::State;
+use crate::held::Held;
+use crate::lease_state::State;
+use crate::rules::{Beat, Step};
 use crate::store::Store;
 use snowdrift::Clock;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub(crate) enum Heart {
 /// The heartbeat thread: renews on schedule until the lease stops, then returns what
 /// releases it (with the connection it has, if any).
 pub(crate) fn heartbeat<K: Store, C: Clock + Send + Sync + 'static>(
-    shared: Arc<Shared<C>>,
+    shared: Arc<Held<C>>,
     connector: K,
     mut con: Option<K::Connection>,
     mut beat: Beat,
@@ -71,7 +71,7 @@ pub(crate) fn heartbeat<K: Store, C: Clock + Send + Sync + 'static>(
 fn renew_once<K: Store, C: Clock>(
     connector: &K,
     con: &mut Option<K::Connection>,
-    shared: &Shared<C>,
+    shared: &Held<C>,
     budget: Duration,
 ) -> Result<u64, Error> {
     let con = match con {

@@ -1,10 +1,10 @@
 //! What a lease's handle, its heartbeat and its generator share: the lease's state, its
 //! fence, and the calls that renew and release it.
 
-use crate::beat::{Beat, Step};
 use crate::error::Error;
+use crate::lease_state::State;
+use crate::rules::{Beat, Step};
 use crate::space::Space;
-use crate::state::State;
 use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock, IdGenerator};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +17,7 @@ struct Status {
 }
 
 /// What the lease's handle, its heartbeat and its generator share.
-pub(crate) struct Shared<C> {
+pub(crate) struct Held<C> {
     pub(crate) generator: AtomicGenerator<C>,
     pub(crate) space: String,
     /// The lease's token and the pending next one: renewals and the release read it,
@@ -33,7 +33,7 @@ pub(crate) struct Shared<C> {
     pub(crate) wake: tokio::sync::Notify,
 }
 
-impl<C: Clock> Shared<C> {
+impl<C: Clock> Held<C> {
     /// The state of a live lease of `space`, granted as `grant` to the lease `ticket`,
     /// whose generator is made and fenced.
     pub(crate) fn new(
@@ -42,7 +42,7 @@ impl<C: Clock> Shared<C> {
         ticket: Ticket,
         grant: &Grant,
     ) -> Self {
-        Shared {
+        Held {
             generator,
             space: space.name.clone(),
             ticket: Mutex::new(ticket),
@@ -190,4 +190,4 @@ impl<C: Clock> Shared<C> {
 }
 
 /// A lease's shared state and its heartbeat's schedule.
-pub(crate) type Started<C> = (Arc<Shared<C>>, Beat);
+pub(crate) type Started<C> = (Arc<Held<C>>, Beat);
