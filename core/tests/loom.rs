@@ -74,6 +74,20 @@ fn check(mut all: Vec<u64>, per_thread: &[Vec<u64>]) {
     assert_eq!(all.len(), n, "duplicate ID");
 }
 
+/// Two threads take two IDs each from one generator on `clock` (policy `Fail`): none
+/// repeated, each thread's increasing.
+fn two_threads_two_ids_each<C: Clock + Send + Sync + 'static>(clock: C) {
+    let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
+    let other = {
+        let generator = generator.clone();
+        thread::spawn(move || vec![generator.next().unwrap(), generator.next().unwrap()])
+    };
+    let mine = vec![generator.next().unwrap(), generator.next().unwrap()];
+    let theirs = other.join().unwrap();
+    let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
+    check(all, &[mine, theirs]);
+}
+
 #[test]
 fn two_threads_with_a_moving_clock_never_share_an_id() {
     loom::model(|| {
@@ -81,15 +95,7 @@ fn two_threads_with_a_moving_clock_never_share_an_id() {
             now: AtomicU64::new(EPOCH),
             step: 1,
         };
-        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
-        let other = {
-            let generator = generator.clone();
-            thread::spawn(move || vec![generator.next().unwrap(), generator.next().unwrap()])
-        };
-        let mine = vec![generator.next().unwrap(), generator.next().unwrap()];
-        let theirs = other.join().unwrap();
-        let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
-        check(all, &[mine, theirs]);
+        two_threads_two_ids_each(clock);
     });
 }
 
@@ -229,15 +235,7 @@ fn counting_in_an_open_tick_races_the_next_tick_without_sharing_an_id() {
             reads: AtomicU64::new(0),
             per_ms: 3,
         };
-        let generator = Arc::new(AtomicGenerator::new(clock, layout(), 1, Policy::Fail).unwrap());
-        let other = {
-            let generator = generator.clone();
-            thread::spawn(move || vec![generator.next().unwrap(), generator.next().unwrap()])
-        };
-        let mine = vec![generator.next().unwrap(), generator.next().unwrap()];
-        let theirs = other.join().unwrap();
-        let all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
-        check(all, &[mine, theirs]);
+        two_threads_two_ids_each(clock);
     });
 }
 

@@ -299,22 +299,22 @@ export class LeasedSnowdrift {
     // window always has at least that half to be stored, whenever the timer fires.
     this.#timer = setInterval(() => {
       const now = clockMs();
-      if (now + every + half >= this.#window.hi || this.#renewDue(this.#lease, now, 0)) this.#ahead(0);
+      if (now + every + half >= this.#window.hi || this.#renewDue(this.#lease, this.#facts, now, 0)) this.#ahead(0);
     }, every);
     this.#onOnline = () => this.#ahead(0, true);
     globalThis.addEventListener?.("online", this.#onOnline);
   }
 
   /**
-   * Whether the holder's rules (`decide`, lease-rules.mjs) say to renew `lease` now, before
-   * a window `span` ms past the clock plus `reserveMs`. Times are the device's clock, which
-   * the origin's tabs share (`renewedAt` is in the record); a clock set back before the last
-   * renewal renews at once; after a failed renewal, the next waits (`Backoff`). The client
-   * has no lapse (its windows end at the fence, in ID time, online or not), so the newest
-   * success counts as now.
+   * Whether the holder's rules (`decide`, lease-rules.mjs) say to renew `lease` (of the
+   * layout `facts`) now, before a window `span` ms past the clock plus `reserveMs`. Times
+   * are the device's clock, which the origin's tabs share (`renewedAt` is in the record);
+   * a clock set back before the last renewal renews at once; after a failed renewal, the
+   * next waits (`Backoff`). The client has no lapse (its windows end at the fence, in ID
+   * time, online or not), so the newest success counts as now.
    */
-  #renewDue(lease, now, span) {
-    const tick = layoutFacts(api, lease.layout).tickMs;
+  #renewDue(lease, facts, now, span) {
+    const tick = facts.tickMs;
     if (now < lease.renewedAt) return true;
     if (this.#renewals.waiting(performance.now()) !== undefined) return false;
     const sentAt = Math.max(lease.renewedAt, this.#triedAt);
@@ -362,7 +362,7 @@ export class LeasedSnowdrift {
       if (lease) {
         const facts = layoutFacts(api, lease.layout);
         // A window that needs more of the lease than is left renews whatever the rules say.
-        if (force || left(lease) < span + facts.tickMs || this.#renewDue(lease, now, span)) {
+        if (force || left(lease) < span + facts.tickMs || this.#renewDue(lease, facts, now, span)) {
           this.#triedAt = now;
           try {
             // The token changes at every renewal (lease/PROTOCOL.md, "Tokens"): the next one
