@@ -320,3 +320,35 @@ fn host_name() -> String {
         .or_else(|| std::env::var("COMPUTERNAME").ok())
         .unwrap_or_else(|| "unknown host".to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Every space of the shared table records its text, capacity and node ids as the
+    /// table says (the JS holder's tests read the same table).
+    #[test]
+    fn the_spaces_table() {
+        let table: Value =
+            serde_json::from_str(include_str!("../../tests/vectors/spaces.json")).expect("JSON");
+        let cases = table["spaces"].as_array().expect("spaces");
+        for case in cases {
+            let name = case["layout"].as_str().expect("layout");
+            let mut space = Space::new("ids:table", Layout::preset(name).expect("preset"));
+            if let Some(r) = case.get("region") {
+                let bits = r["bits"].as_u64().expect("bits");
+                space = space.region(
+                    u32::try_from(bits).expect("bits"),
+                    r["id"].as_u64().expect("id"),
+                );
+            }
+            let text = case["text"].as_str().expect("text");
+            assert!(space.validate().is_ok(), "{text}");
+            assert_eq!(space.layout_text(), text);
+            assert_eq!(Some(space.capacity()), case["capacity"].as_u64(), "{text}");
+            assert_eq!(Some(space.node_id(0)), case["base"].as_u64(), "{text}");
+            assert_eq!(space.node_id(1), space.node_id(0) | 1, "{text}");
+        }
+    }
+}
