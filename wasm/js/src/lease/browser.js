@@ -14,7 +14,7 @@
 // - The fence is the lease's: no window reaches `until`, so a device that cannot renew
 //   (offline) stops there with an error saying to reconnect, and the server gives the id
 //   to the next holder only after it (`notBefore`).
-// - Renewal by the holder's rules every client follows (`decide` in lease-rules.mjs): a
+// - Renewal by the holder's rules every client follows (`decide` in rules.mjs): a
 //   third of the TTL after the last one was sent (or tried), early while the next window
 //   would come near the fence, and on the `online` event. It has no lapse: its windows end
 //   at the fence, in ID time, whether it can reach the server or not. A lease the server no longer holds
@@ -38,16 +38,17 @@ import {
   strArg,
   textArg,
   wrongType,
-} from "./check.mjs";
-import { MAX_SPACE_NAME } from "./lease-limits.mjs";
-import { request, upgradedError, within } from "./idb.mjs";
-import { Backoff, decide, layoutFacts, leaseGenerator, newToken, usable } from "./lease-rules.mjs";
-import { persistence } from "./persist.mjs";
-import { workerEvents } from "./worker-events.mjs";
+} from "../check.mjs";
+import { MAX_SPACE_NAME } from "./limits.mjs";
+import { request, upgradedError, within } from "../browser/idb.mjs";
+import { Backoff, decide, layoutFacts, leaseGenerator, newToken, usable } from "./rules.mjs";
+import { persistence } from "../browser/persist.mjs";
+import { workerEvents } from "../browser/worker-events.mjs";
 
 // In a worker, events that arrive while the package loads are kept for the handlers the
 // worker's module sets (worker-events.mjs): the core is imported after.
 const early = workerEvents();
+// The package's browser entry, beside this file once built (the build leaves it external).
 const { Snowdrift, layoutInfo, maxIdAt } = await import("./index.js");
 early?.release();
 
@@ -306,7 +307,7 @@ export class LeasedSnowdrift {
   }
 
   /**
-   * Whether the holder's rules (`decide`, lease-rules.mjs) say to renew `lease` (of the
+   * Whether the holder's rules (`decide`, rules.mjs) say to renew `lease` (of the
    * layout `facts`) now, before a window `span` ms past the clock plus `reserveMs`. Times
    * are the device's clock, which the origin's tabs share (`renewedAt` is in the record);
    * a clock set back before the last renewal renews at once; after a failed renewal, the
@@ -451,7 +452,7 @@ export class LeasedSnowdrift {
     }
     const facts = layoutFacts(api, g.layout);
     // A new space's first leases start after its skew: renew until there is a tick to issue
-    // in, by the holder's rules (lease-rules.mjs), a call at a time, each bounded by the lapse.
+    // in, by the holder's rules (rules.mjs), a call at a time, each bounded by the lapse.
     const { ttlMs: ttl, skewMs: skew } = g;
     const times = { acquireSentAt: sentAt, okSentAt: sentAt, sentAt };
     let next; // the token a renewal sent without an answer yet (lease/PROTOCOL.md, "Tokens")

@@ -32,7 +32,7 @@ import {
   strArg,
   wrongType,
   pastFence,
-} from "./check.mjs";
+} from "../check.mjs";
 import { request, upgradedError, within } from "./idb.mjs";
 import { persistence } from "./persist.mjs";
 import { workerEvents } from "./worker-events.mjs";
