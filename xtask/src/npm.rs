@@ -8,7 +8,7 @@
 //! - `entries/`: one file per runtime and subpath export, a few lines each, which become the
 //!   package's top-level files (`index.js`, `node.mjs`, `node.cjs`, `workerd.js`,
 //!   `browser.js`, `redis.cjs`, `seal.js`, `http-node.cjs`, ...);
-//! - `src/`: the modules they share, bundled into them: the JS API (`api.mjs`),
+//! - `src/`: the modules they share, bundled into them: the JS API (`api.mjs`, over one module per concept in `api/`),
 //!   the argument checks (`check.mjs`), the error codes, what the wasm imports (`host.mjs`),
 //!   and by concept `browser/` (`snowdrift/browser`), `lease/` (the lease rules and limits,
 //!   the Node holder and its Redis and PostgreSQL clients, the Durable Object, the HTTP
@@ -39,7 +39,7 @@
 //! `exports` entry and `files` name in `wasm/js/package.json`. The lease protocol's
 //! scripts (`lease/lua/*.lua`, `lease/postgres/*.sql`) go into the package's `lua/` and
 //! `postgres/`. Adding a wasm export: a `#[wasm_bindgen] pub fn` over numbers in
-//! `wasm/src/`, imported by name in `wasm/js/src/api.mjs`.
+//! `wasm/src/`, imported by name in the module of its concept in `wasm/js/src/api/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
