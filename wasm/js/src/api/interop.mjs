@@ -7,7 +7,7 @@ import { describe, numberId, outOfRange, wrongType } from "../check.mjs";
 import { withCode } from "../error-codes.mjs";
 // The numbers shared with the wasm (error kinds, policy codes, fact fields, buffer
 // offsets): written by `cargo xtask npm` from wasm/src/shared.rs.
-import { ERR_RANGE, IO_ERR, IO_ERR_CODE, IO_ERR_KIND, IO_ERR_LEN, IO_TEXT, TEXT_CAP } from "../constants.mjs";
+import { ERR_RANGE, IO_ERR, IO_NUM, IO_ERR_CODE, IO_ERR_KIND, IO_ERR_LEN, IO_TEXT, TEXT_CAP } from "../constants.mjs";
 import { readClock, takeClockError } from "./clocks.mjs";
 
 const MAX_ID = 0xffffffffffffffffn;
@@ -15,6 +15,9 @@ const MAX_ID = 0xffffffffffffffffn;
 /** The instance's exports (its memory), and the address of its I/O buffer. */
 let w;
 export let io = 0;
+/** Where `decode` writes its fields (an index of `f64`), and the text buffer's address. */
+export let numAt = 0,
+  textAt = 0;
 /** Views of the wasm memory: new ones after it grows (`views`). */
 export let u8, u32, f64, u64;
 
@@ -36,6 +39,8 @@ export function init(module) {
   });
   w = initSync({ module });
   io = buffers();
+  numAt = (io + IO_NUM) >> 3;
+  textAt = io + IO_TEXT;
   views();
 }
 

@@ -2,8 +2,8 @@
 // worker on a split layout) and sequence; `compose` puts parts together.
 import { compose as wasmCompose, decode as wasmDecode } from "../snowdrift_wasm.js";
 import { intArg, wrongType } from "../check.mjs";
-import { DECODED_SMALL, DECODED_SPLIT, IO_NUM } from "../constants.mjs";
-import { f64, idArg, idOut, io, takeError } from "./interop.mjs";
+import { DECODED_SMALL, DECODED_SPLIT } from "../constants.mjs";
+import { f64, idArg, idOut, numAt, takeError } from "./interop.mjs";
 import { DEFAULT, layoutArg, nodeArg } from "./layout.mjs";
 
 const MAX_SAFE = 2 ** 53 - 1;
@@ -47,12 +47,14 @@ export function decodeWith(layout, id) {
   // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
   // which V8 stores in the object without allocating a number for each.
   const r = wasmDecode(layout, id);
-  const num = (io + IO_NUM) >> 3;
-  if (r === DECODED_SMALL) return new Parts(f64[num], f64[num + 1] | 0, f64[num + 4] | 0);
+  // Local copies: V8 reads a module's variables again at each use.
+  const num = numAt;
+  const f = f64;
+  if (r === DECODED_SMALL) return new Parts(f[num], f[num + 1] | 0, f[num + 4] | 0);
   if (r === (DECODED_SMALL | DECODED_SPLIT))
-    return new SplitParts(f64[num], f64[num + 1] | 0, f64[num + 2] | 0, f64[num + 3] | 0, f64[num + 4] | 0);
-  if (r === 0) return new Parts(f64[num], f64[num + 1], f64[num + 4]);
-  if (r === DECODED_SPLIT) return new SplitParts(f64[num], f64[num + 1], f64[num + 2], f64[num + 3], f64[num + 4]);
+    return new SplitParts(f[num], f[num + 1] | 0, f[num + 2] | 0, f[num + 3] | 0, f[num + 4] | 0);
+  if (r === 0) return new Parts(f[num], f[num + 1], f[num + 4]);
+  if (r === DECODED_SPLIT) return new SplitParts(f[num], f[num + 1], f[num + 2], f[num + 3], f[num + 4]);
   throw takeError();
 }
 
