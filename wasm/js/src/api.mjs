@@ -18,7 +18,7 @@ import { Snowdrift } from "./api/generator.mjs";
 import { init } from "./api/interop.mjs";
 import { layoutInfo, loadPresets, maxIdAt, minIdAt } from "./api/layout.mjs";
 import { ObjectId } from "./api/objectid.mjs";
-import { compose, decode } from "./api/parts.mjs";
+import { compose, decode, makeDecoders } from "./api/parts.mjs";
 import { fromBase32, parseId, toBase32 } from "./api/text.mjs";
 
 let api;
@@ -26,6 +26,7 @@ export function create(module) {
   if (api === undefined) {
     init(module);
     loadPresets();
+    makeDecoders();
     api = {
       Snowdrift,
       ObjectId,

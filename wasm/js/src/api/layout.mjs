@@ -54,10 +54,16 @@ export function loadPresets() {
 // The preset name used last and its address: a name in a loop costs one comparison.
 let lastName, lastLayout;
 
-/** A layout argument (a preset name, a layout object, or undefined): its wasm address. */
+/** A layout argument (a preset name, a layout object, or undefined): its wasm address.
+ * Small, so that V8 inlines it into its callers: the name used last costs a comparison. */
 export function layoutArg(v) {
   if (v === undefined) return DEFAULT;
   if (v === lastName) return lastLayout;
+  return layoutOf(v);
+}
+
+/** The address of a layout other than the default and the name used last. */
+function layoutOf(v) {
   if (typeof v === "string") {
     const ptr = presets.get(v);
     if (ptr !== undefined) {

@@ -40,27 +40,33 @@ function SplitParts(timeMs, node, datacenter, worker, sequence) {
 }
 SplitParts.prototype = Parts.prototype;
 
-/** The parts of `id` in the layout at address `layout`. */
-export function decodeWith(layout, id) {
-  // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
-  if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
-  // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
-  // which V8 stores in the object without allocating a number for each.
-  const r = wasmDecode(layout, id);
-  // Local copies: V8 reads a module's variables again at each use.
-  const num = numAt;
-  const f = f64;
-  if (r === DECODED_SMALL) return new Parts(f[num], f[num + 1] | 0, f[num + 4] | 0);
-  if (r === (DECODED_SMALL | DECODED_SPLIT))
-    return new SplitParts(f[num], f[num + 1] | 0, f[num + 2] | 0, f[num + 3] | 0, f[num + 4] | 0);
-  if (r === 0) return new Parts(f[num], f[num + 1], f[num + 4]);
-  if (r === DECODED_SPLIT) return new SplitParts(f[num], f[num + 1], f[num + 2], f[num + 3], f[num + 4]);
-  throw takeError();
-}
+/** The parts of `id` in the layout at address `layout`; and `decode(id, layout?)`, the
+ * parts of an ID (default layout unless given). Both are made by `makeDecoders`. */
+export let decodeWith, decode;
 
-/** `decode(id, layout?)`: the parts of an ID (default layout unless given). */
-export function decode(id, layout) {
-  return decodeWith(layout === undefined ? DEFAULT : layoutArg(layout), id);
+/** Makes `decodeWith` and `decode` once the wasm is instantiated and the presets are
+ * loaded, around the addresses they read (the decoded fields, the default layout): V8
+ * reads a closure's variable that never changes as a constant, a module's variable again
+ * at each call. */
+export function makeDecoders() {
+  const num = numAt;
+  const fallback = DEFAULT;
+  function withLayout(layout, id) {
+    // A bigint in 0..=2^64-1 is one that 64 unsigned bits hold unchanged.
+    if (typeof id !== "bigint" || BigInt.asUintN(64, id) !== id) id = idArg("id", id);
+    // Bit 1: a split layout; bit 2: fields below 2^31, kept as small integers (`| 0`),
+    // which V8 stores in the object without allocating a number for each.
+    const r = wasmDecode(layout, id);
+    const f = f64; // new after the memory grows
+    if (r === DECODED_SMALL) return new Parts(f[num], f[num + 1] | 0, f[num + 4] | 0);
+    if (r === (DECODED_SMALL | DECODED_SPLIT))
+      return new SplitParts(f[num], f[num + 1] | 0, f[num + 2] | 0, f[num + 3] | 0, f[num + 4] | 0);
+    if (r === 0) return new Parts(f[num], f[num + 1], f[num + 4]);
+    if (r === DECODED_SPLIT) return new SplitParts(f[num], f[num + 1], f[num + 2], f[num + 3], f[num + 4]);
+    throw takeError();
+  }
+  decodeWith = withLayout;
+  decode = (id, layout) => withLayout(layout === undefined ? fallback : layoutArg(layout), id);
 }
 
 /** `compose(parts, layout?)`: the ID made of these parts. */
