@@ -11,7 +11,16 @@
 //   acquire({ space, capacity, ttl, skew, token, holder, layout }) -> { node, notBefore, until }
 //   renew({ space, node, token, next }, ttl) -> until (the lease's token is `next` from then on)
 //   release({ space, node, token, next }, issued) -> anything
-import { describe, intError, optFn, optInt, options as checkOptions, outOfRange, strArg, wrongType } from "../check.mjs";
+import {
+  describe,
+  intError,
+  optFn,
+  optInt,
+  options as checkOptions,
+  outOfRange,
+  strArg,
+  wrongType,
+} from "../check.mjs";
 import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TTL_MS, MIN_RENEW_EVERY_MS, MIN_TTL_MS } from "./limits.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
