@@ -101,8 +101,11 @@ async function leased(client: RedisClient): Promise<[bigint, number, LeaseState]
 }
 // lease.health(), onEvent and snowdrift/metrics.
 async function observed(client: RedisClient): Promise<string> {
-  const heard: LeaseEvent[] = [];
-  const lease = await leaseNode(client, { key: "ids:orders", onEvent: (event, data) => heard.push(event) });
+  const heard: [LeaseEvent, number][] = [];
+  const lease = await leaseNode(client, {
+    key: "ids:orders",
+    onEvent: (event, data) => heard.push([event, data.node]),
+  });
   const h: LeaseHealth = lease.health();
   const distance: number | null = h.fenceDistanceMs;
   // @ts-expect-error: "stale" is not a health state
