@@ -40,6 +40,7 @@ use crate::error::Error;
 use crate::id_generator::IdGenerator;
 use crate::layout::Layout;
 use crate::policy::Policy;
+use crate::stats::{ClockStats, SharedStats};
 use crate::sync::{AtomicU64, Ordering};
 
 /// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
@@ -108,6 +109,8 @@ pub struct AtomicGenerator<C> {
     lead_through: AtomicU64,
     /// Ticks at or past this one are refused: see [`IdGenerator::set_fence_ms`].
     fence: AtomicU64,
+    /// Counted on the slow paths only.
+    stats: SharedStats,
     clock: C,
 }
 
@@ -131,6 +134,7 @@ impl<C: Clock> AtomicGenerator<C> {
                 lead_ticks: AtomicU64::new(0),
                 lead_through: AtomicU64::new(0),
                 fence: AtomicU64::new(u64::MAX),
+                stats: SharedStats::new(),
                 clock,
             }),
             Err(e) => {
@@ -154,6 +158,7 @@ impl<C: Clock> AtomicGenerator<C> {
             lead_ticks: AtomicU64::new(0),
             lead_through: AtomicU64::new(0),
             fence: AtomicU64::new(u64::MAX),
+            stats: SharedStats::new(),
             clock,
         })
     }
@@ -339,6 +344,26 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 
+    /// The clock trouble this generator met so far ([`ClockStats`]), with how far its
+    /// newest ID is ahead of the clock now (one clock reading).
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 1, Policy::Fail)?;
+    /// generator.next()?;
+    /// clock.rewind(20);
+    /// assert!(generator.next().is_err());
+    /// let stats = generator.stats();
+    /// assert_eq!((stats.behind, stats.largest_behind_ms, stats.ahead_ms), (1, 20, 20));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn stats(&self) -> ClockStats {
+        let next = self.packing.slot(self.next.0.load(Ordering::Acquire));
+        self.stats
+            .read(self.engine.ahead_ms(next, self.clock.now_ms()))
+    }
+
     /// One ID: inline, a `fetch_add` in the open tick when the clock and the fence allow it
     /// (see the module source); anything else out of line.
     #[inline(always)]
@@ -409,7 +434,7 @@ impl<C: Clock> AtomicGenerator<C> {
 
     #[inline(never)]
     fn take_one_from(&self, ms: u64, blocking: bool) -> Result<u64, Error> {
-        engine::run_from(&self.clock, ms, blocking, |ms| {
+        engine::run_from(&self.clock, ms, blocking, &mut &self.stats, |ms| {
             self.attempt(ms, 1, blocking)
         })
         .map(|(slot, _)| self.engine.id(slot))
@@ -428,7 +453,7 @@ impl<C: Clock> AtomicGenerator<C> {
     #[inline(always)]
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
-        engine::run(&self.clock, blocking, move |ms| {
+        engine::run(&self.clock, blocking, &mut &self.stats, move |ms| {
             self.attempt(ms, n, blocking)
         })
     }

@@ -398,20 +398,42 @@ test("observability: a clock step back under the borrow policy shows as time bor
   const key = "ids:observe-ahead";
   let now;
   const l = await lease(store, leaseOptions({ ...options, key, clock: () => now ?? Date.now() }));
-  now = Date.now(); // past the lease's notBefore (the store's clock is this one)
+  now = l.notBefore + 1; // the first time the lease may issue at
   const gen = l.generator();
   gen.next();
   assert.equal(l.health().aheadMs, 0);
   now -= 300;
   gen.next(); // borrowed: timed at the newest time used, 300 ms ahead of the clock
   const h = l.health();
-  // issuedThroughMs bounds the newest ID's time by up to a tick (1 ms in this layout).
-  assert.equal(h.aheadMs, gen.issuedThroughMs - 1 - now);
   assert.equal(h.aheadMs, 300);
+  assert.deepEqual(h.clock, { behind: 0, largestBehindMs: 0, clockWaits: 0, tickWaits: 0, aheadMs: 300 });
   const text = prometheusText();
   assert.equal(samples(text, "snowdrift_generator_ahead_seconds").get(`space="${key}",node="0"`), h.aheadMs / 1000);
   await l.release();
   assert.equal(l.health().state, "released");
+});
+
+test("observability: a clock step back the policy refuses is counted in the lease's clock metrics", async () => {
+  const store = memoryStore();
+  const key = "ids:observe-behind";
+  let now;
+  const l = await lease(store, leaseOptions({ ...options, key, clock: () => now ?? Date.now() }));
+  now = l.notBefore + 1; // the first time the lease may issue at
+  const gen = l.generator({ onClockBackwards: "fail" });
+  gen.next();
+  now -= 50;
+  assert.throws(() => gen.next(), /clock moved backwards by 50 ms/);
+  assert.throws(() => gen.next(), /clock moved backwards by 50 ms/);
+  now += 20;
+  assert.throws(() => gen.next(), /clock moved backwards by 30 ms/);
+  const { clock } = l.health();
+  assert.deepEqual(clock, { behind: 3, largestBehindMs: 50, clockWaits: 0, tickWaits: 0, aheadMs: 30 });
+  const text = prometheusText();
+  const labels = `space="${key}",node="0"`;
+  assert.equal(samples(text, "snowdrift_clock_behind_total").get(labels), 3);
+  assert.equal(samples(text, "snowdrift_clock_largest_behind_seconds").get(labels), 0.05);
+  assert.equal(samples(text, "snowdrift_clock_waits_total").get(labels), 0);
+  await l.release();
 });
 
 test("observability: the Prometheus text: every family typed once, labels escaped, the same values as collect()", async () => {
@@ -420,7 +442,7 @@ test("observability: the Prometheus text: every family typed once, labels escape
   const l = await lease(store, leaseOptions({ ...options, key }));
   const text = prometheusText();
   const families = collect();
-  assert.equal(families.length, 12);
+  assert.equal(families.length, 16);
   for (const f of families) {
     assert.equal(text.split("\n").filter((line) => line === `# TYPE ${f.name} ${f.type}`).length, 1, f.name);
     assert.ok(text.includes(`# HELP ${f.name} `));

@@ -1,6 +1,7 @@
 // What the leases of a process report (docs/observability.md): counters of each space's
 // acquires, renewals, renewal failures and their time, LOSTs and lapses; per live lease
-// its health, fence and the generator's distance to it; `node:diagnostics_channel`
+// its health, fence, the generator's distance to it and its clock's trouble (the
+// generator's `stats()`, read at collection); `node:diagnostics_channel`
 // channels where the runtime has them; and the app's `onEvent` callback. Every holder of
 // lease-rules.mjs reports here, whatever its runtime and store, and `snowdrift/metrics`
 // reads it as Prometheus text or as metric families (`collect`).
@@ -108,31 +109,61 @@ const SPACE_COUNTERS = [
   ],
   ["snowdrift_lease_lapses_total", "lapses", "Leases that lapsed: no renewal succeeded for ttl - skew."],
 ];
-const LEASE_GAUGES = [
+// Read from each live lease's `health()` at collection: name, type, help, reading (null: no sample).
+const PER_LEASE = [
   [
     "snowdrift_lease_fence_seconds",
+    "gauge",
     "The lease's fence (Unix seconds, the store's clock): IDs are timed before it.",
     (h) => h.fenceMs / 1000,
   ],
   [
     "snowdrift_lease_last_renewal_age_seconds",
+    "gauge",
     "Seconds since the newest successful call (acquire or renewal) was sent; the lease lapses at ttl - skew.",
     (h) => h.sinceRenewalMs / 1000,
   ],
   [
+    "snowdrift_lease_last_renewal_latency_seconds",
+    "gauge",
+    "Time the newest answered renewal took (absent before the first).",
+    (h) => (h.lastRenewalLatencyMs === null ? null : h.lastRenewalLatencyMs / 1000),
+  ],
+  [
     "snowdrift_lease_fence_distance_seconds",
+    "gauge",
     "ID time from the generator's newest ID to the fence (absent before the generator exists).",
     (h) => (h.fenceDistanceMs === null ? null : h.fenceDistanceMs / 1000),
   ],
   [
     "snowdrift_generator_ahead_seconds",
+    "gauge",
     "How far the generator's newest ID is timed ahead of its clock (time borrowed ahead); 0 when not ahead.",
-    (h) => (h.aheadMs === null ? null : h.aheadMs / 1000),
+    (h) => (h.clock === null ? null : h.clock.aheadMs / 1000),
   ],
   [
-    "snowdrift_lease_last_renewal_latency_seconds",
-    "Time the newest answered renewal took (absent before the first).",
-    (h) => (h.lastRenewalLatencyMs === null ? null : h.lastRenewalLatencyMs / 1000),
+    "snowdrift_clock_behind_total",
+    "counter",
+    "Calls of the lease's generator that found the clock behind its newest tick (a step back the policy waited for or refused).",
+    (h) => h.clock?.behind ?? null,
+  ],
+  [
+    "snowdrift_clock_largest_behind_seconds",
+    "gauge",
+    "The largest distance the lease's generator found its clock behind.",
+    (h) => (h.clock === null ? null : h.clock.largestBehindMs / 1000),
+  ],
+  [
+    "snowdrift_clock_waits_total",
+    "counter",
+    "Calls of the lease's generator that waited for the clock to catch up.",
+    (h) => h.clock?.clockWaits ?? null,
+  ],
+  [
+    "snowdrift_tick_waits_total",
+    "counter",
+    "Calls of the lease's generator that waited for the next tick, their tick's sequence used up.",
+    (h) => h.clock?.tickWaits ?? null,
   ],
 ];
 /** The states `health()` reports and the state-set gauge shows. */
@@ -165,13 +196,13 @@ export function collect() {
       })),
     ),
   });
-  for (const [name, help, read] of LEASE_GAUGES) {
+  for (const [name, type, help, read] of PER_LEASE) {
     const values = [];
     for (const h of healths) {
       const value = read(h);
       if (value !== null) values.push({ labels: { space: h.space, node: String(h.node) }, value });
     }
-    families.push({ name, help, type: "gauge", labelNames: ["space", "node"], values });
+    families.push({ name, help, type, labelNames: ["space", "node"], values });
   }
   return families;
 }

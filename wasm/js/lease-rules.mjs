@@ -316,6 +316,7 @@ export class HeldLease {
    *   lease found so here stops now, as `keep` would stop it);
    * - `lost`: the store answered LOST (another holder has the id, or the store lost it);
    * - `released`.
+   * `clock` is the generator's `stats()` (null before it exists).
    */
   health() {
     if (this.state === "live" && this._decide(true).action === "lapse") this._lapse();
@@ -327,7 +328,10 @@ export class HeldLease {
     let state = this.state;
     if (state === "live") state = 2 * since >= ttl - skew ? "renewing late" : "ok";
     const through = this.#gen?.issuedThroughMs ?? null;
-    const clockNow = through === null ? null : (this.#o.clock ?? Date.now)();
+    let clock = null;
+    try {
+      clock = this.#gen?.stats() ?? null;
+    } catch {} // a freed generator
     return {
       state,
       space,
@@ -340,8 +344,8 @@ export class HeldLease {
       lapseAtMs: unix(this.#okSentAt + ttl - skew),
       issuedThroughMs: through,
       fenceDistanceMs: through === null ? null : Math.max(0, this.until - through),
-      // `issuedThroughMs` bounds the newest ID's time from above by up to a tick.
-      aheadMs: through === null ? null : Math.max(0, through - this.#o.facts.tickMs - clockNow),
+      aheadMs: clock?.aheadMs ?? null,
+      clock,
       renewals: this.#renewals,
       renewalFailures: this.#renewalFailures,
       lastRenewalLatencyMs: this.#lastLatency,

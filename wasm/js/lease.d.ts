@@ -1,4 +1,4 @@
-import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
+import type { ClockStats, Layout, Snowdrift, SnowdriftOptions } from "./index.js";
 
 /** The options of `leaseNode`, whatever the store. */
 export interface LeaseOptions {
@@ -59,8 +59,10 @@ export interface LeaseHealth {
   issuedThroughMs: number | null;
   /** ID time from the newest ID to the fence; null before the generator exists. */
   fenceDistanceMs: number | null;
-  /** How far the newest ID is timed ahead of the generator's clock (time borrowed, to within a tick); null before the generator exists. */
+  /** How far the newest ID is timed ahead of the generator's clock (time borrowed); null before the generator exists. */
   aheadMs: number | null;
+  /** The generator's clock trouble (`Snowdrift.stats()`); null before the generator exists. */
+  clock: ClockStats | null;
   /** Renewals the store accepted, and those that failed. */
   renewals: number;
   renewalFailures: number;
