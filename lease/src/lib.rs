@@ -55,6 +55,14 @@
 //!   `postgres/`, over `tokio-postgres` on a private single-thread runtime so every call
 //!   has a timeout; no tokio runtime of yours is needed). With `tokio` too, it is an
 //!   [`AsyncStore`] for [`Lease::acquire_async`], on your runtime.
+//! - `metrics`: every lease reports through the [`metrics`](https://docs.rs/metrics)
+//!   facade (renewals, failures, `LOST`, lapses, the fence, the generator's clock trouble);
+//!   plug in the recorder of your choice. `docs/observability.md` lists the names.
+//! - `tracing`: `tracing` events (target `snowdrift_lease`) for acquires, failed renewals,
+//!   `LOST`, lapses and the clock found behind the generator.
+//!
+//! [`Lease::health`] says where a lease stands (`ok`, `renewing late`, `lapsed`, `lost`)
+//! with or without them.
 //!
 //! MSRV: Rust 1.88 (that of `redis` 1.8).
 
@@ -66,11 +74,13 @@ mod asynchronous;
 mod connector;
 mod error;
 mod granted;
+mod health;
 mod heartbeat_thread;
 mod held;
 mod lease;
 mod lease_state;
 mod limits;
+mod observe;
 mod rules;
 mod space;
 mod store;
@@ -80,6 +90,7 @@ mod token;
 pub use connector::AsyncConnector;
 pub use connector::Connector;
 pub use error::Error;
+pub use health::{Health, HealthState};
 pub use lease::Lease;
 pub use lease_state::State;
 pub use limits::{MAX_NODE_BITS, TTL_RANGE_MS};

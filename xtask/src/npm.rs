@@ -12,7 +12,8 @@
 //!   the argument checks (`check.mjs`), the error codes, what the wasm imports (`host.mjs`),
 //!   and by concept `browser/` (`snowdrift/browser`), `lease/` (the lease rules and limits,
 //!   the Node holder and its Redis and PostgreSQL clients, the Durable Object, the HTTP
-//!   handler and the browser client) and `seal/`;
+//!   handler, the browser client, and what the leases of a process report, `metrics.mjs`:
+//!   one registry on `globalThis` for every bundle that holds leases) and `seal/`;
 //! - `types/`: the TypeScript declarations, copied to the package's top level; `bin/` (the
 //!   `snowdrift` command), package.json and the licence.
 //!
@@ -84,6 +85,8 @@ const BUNDLES: &[(&str, &str, &str, &[&str])] = &[
     ("entries/seal.js", "esm", "seal.js", &[]),
     ("entries/node.mjs", "esm", "node.mjs", &[]),
     ("entries/seal-node.mjs", "esm", "seal-node.mjs", &[]),
+    ("entries/metrics.mjs", "esm", "metrics.mjs", &[]),
+    ("entries/metrics.mjs", "cjs", "metrics.cjs", &[]),
     ("entries/redis.cjs", "cjs", "redis.cjs", LEASE),
     ("entries/postgres.cjs", "cjs", "postgres.cjs", LEASE),
     (

@@ -17,9 +17,14 @@ import { intArg, numberRefused, oneOf, optFn, optInt, options as checkOptions } 
 import {
   BATCH_CAP,
   ERR_WOULD_BLOCK,
+  GEN_AHEAD_MS,
+  GEN_BEHIND,
+  GEN_CLOCK_WAITS,
   GEN_ISSUED_THROUGH_MS,
   GEN_LAYOUT,
+  GEN_LARGEST_BEHIND_MS,
   GEN_NODE,
+  GEN_TICK_WAITS,
   IO_BATCH,
   LAYOUT_DATACENTER_BITS,
   LAYOUT_FITS_I64,
@@ -187,6 +192,21 @@ export class Snowdrift {
     return gen_fact(this.#gen, GEN_NODE);
   }
 
+  /** The clock trouble this generator met (counted off its fast path only): calls that
+   * found the clock behind it (`behind`, the largest distance `largestBehindMs`), calls
+   * that waited for the clock (`clockWaits`) or for the next tick (`tickWaits`), and how
+   * far its newest ID is ahead of the clock now (`aheadMs`). */
+  stats() {
+    const fact = (f) => gen_fact(this.#gen, f);
+    return {
+      behind: fact(GEN_BEHIND),
+      largestBehindMs: fact(GEN_LARGEST_BEHIND_MS),
+      clockWaits: fact(GEN_CLOCK_WAITS),
+      tickWaits: fact(GEN_TICK_WAITS),
+      aheadMs: fact(GEN_AHEAD_MS),
+    };
+  }
+
   /** Releases the wasm memory now instead of when the object is garbage-collected.
    * Afterwards the generator refuses every call with a clear error (its own methods
    * shadow the class's, so live generators' calls stay as they are), keeps `node` and
@@ -201,7 +221,7 @@ export class Snowdrift {
     const refuse = () => {
       throw new Error("this generator was freed (free() or a using block released its memory)");
     };
-    for (const name of ["next", "nextString", "nextNumber", "nextBatch", "tryNext", "decode"]) {
+    for (const name of ["next", "nextString", "nextNumber", "nextBatch", "tryNext", "decode", "stats"]) {
       Object.defineProperty(this, name, { value: refuse });
     }
     Object.defineProperty(this, "setFenceMs", { value: () => {} });
