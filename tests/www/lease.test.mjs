@@ -474,31 +474,45 @@ leaseTest(
     const page = await leasePage(context);
     assert.equal((await open(page, "short")).error, undefined);
     const ids = await take(page, 500);
+    const health = () => page.evaluate(() => gen.health());
+    const fresh = await health();
+    assert.equal(fresh.state, "ok");
+    assert.equal(fresh.space, "short");
+    assert.ok(fresh.fenceMs > Date.now() && fresh.lapseAtMs < fresh.fenceMs, JSON.stringify(fresh));
+    assert.ok(fresh.issuedThroughMs <= fresh.fenceMs && fresh.fenceDistanceMs >= 0, JSON.stringify(fresh));
     await context.setOffline(true);
-    // Offline, the lease (3 s) reaches its fence: a call fails, saying what to do.
+    // Offline, the lease (3 s) reaches its fence: a call fails, saying what to do. Its
+    // health goes from ok to renewing late (half of ttl - skew without a renewal) to lapsed.
     const ended = await page.evaluate(async () => {
       const out = [];
+      const states = [];
       const end = performance.now() + 15_000;
       while (performance.now() < end) {
+        const { state } = gen.health();
+        if (states.at(-1) !== state) states.push(state);
         try {
           out.push(String(gen.next()));
         } catch (e) {
-          if (/reconnect to go on/.test(e.message)) return { ids: out, error: e.message };
+          if (/reconnect to go on/.test(e.message)) return { ids: out, error: e.message, states, health: gen.health() };
           try {
             await gen.ready;
           } catch (e) {
-            return { ids: out, error: e.message };
+            return { ids: out, error: e.message, states, health: gen.health() };
           }
         }
         await new Promise((r) => setTimeout(r, 5));
       }
-      return { ids: out };
+      return { ids: out, states };
     });
     ids.push(...ended.ids.map(BigInt));
     assert.match(
       ended.error ?? "",
       /^.*the lease of node \d+ of 'short' ended at .* and could not be renewed .*: reconnect to go on$/,
     );
+    // (It may be renewing late already when the tab goes offline: renewals come every ttl / 3.)
+    assert.deepEqual(ended.states, ["ok", "renewing late", "lapsed"].slice(-ended.states.length), "health offline");
+    assert.ok(ended.states.length >= 2, `health offline: ${ended.states}`);
+    assert.ok(ended.health.renewalFailures > 0, `renewals failed offline: ${JSON.stringify(ended.health)}`);
     await context.setOffline(false);
     // Back online: the `online` event renews (or a new lease is acquired); IDs go on.
     const resumed = await page.evaluate(async () => {
@@ -514,6 +528,7 @@ leaseTest(
       }
     });
     ids.push(...resumed.map(BigInt));
+    assert.equal((await health()).state, "ok", "online again, renewed");
     assertIncreasing(ids, "before, while offline and after");
     assertNoDuplicates(ids, "the short lease");
   },

@@ -1,5 +1,6 @@
 // snowdrift/browser-lease: a browser generator on a node id leased over HTTP.
 import type { IdInput, Layout, Parts } from "./index.js";
+import type { LeaseHealth } from "./lease.js";
 
 export interface LeasedOptions {
   /** The URL of `snowdrift/http`'s handler (calls go to `<lease>/acquire` and so on). */
@@ -60,6 +61,12 @@ export declare class LeasedSnowdrift {
   readonly node: number;
   readonly lease: LeaseInfo;
   readonly persisted: Promise<boolean>;
+  /** The lease's health by this device's clock and the lease as this tab last read it:
+   * `ok`; `renewing late` once half of `ttlMs - skewMs` passed since the newest renewal
+   * (offline, say; the tab still issues); `lapsed` once the lease's ID time is used up (no
+   * ID until a renewal succeeds); `lost` after a LOST answer until a new lease is had;
+   * `released` after `release()` or `close()`. */
+  health(): LeaseHealth;
   /** Stops this tab's generator; the lease stays with the origin. */
   close(): void;
   /** Hands the lease back to the server for every tab of the origin. */

@@ -184,6 +184,10 @@ export class LeasedSnowdrift {
   #timer;
   #onOnline;
   #closed = false;
+  #lost; // the LOST answer to this tab's renewal, until a new lease replaces the lost one
+  #renewed = 0; // this tab's renewals that succeeded, and those that failed
+  #renewFailures = 0;
+  #renewLatency = null; // ms, this tab's newest successful renewal
 
   constructor(state) {
     this.#s = state;
@@ -273,7 +277,10 @@ export class LeasedSnowdrift {
               lease.next = newToken();
               await db.store("readwrite", (s) => s.put(lease, name), "writing the lease");
             }
+            const sent = performance.now();
             const r = await post("renew", { space, node: lease.node, token: lease.token, next: lease.next });
+            this.#renewLatency = performance.now() - sent;
+            this.#renewed++;
             lease.until = Math.max(lease.until, r.until);
             lease.token = lease.next;
             lease.next = undefined;
@@ -283,8 +290,11 @@ export class LeasedSnowdrift {
           } catch (e) {
             if (!(e instanceof CallError)) throw e;
             this.#renewals.failed(e, performance.now());
-            if (e.code === "LOST") lease = undefined;
-            else failed = e;
+            this.#renewFailures++;
+            if (e.code === "LOST") {
+              lease = undefined;
+              this.#lost = e;
+            } else failed = e;
           }
         }
         now = clockMs();
@@ -296,6 +306,7 @@ export class LeasedSnowdrift {
       }
       if (!lease) lease = await this.#acquire();
       this.#lease = lease;
+      this.#lost = undefined;
       this.#facts = layoutFacts(api, lease.layout);
       // A clock past the lease's end even right after its renewal is ahead of the server's
       // by more than the TTL: no lease can help (a new one would end as soon), so say so.
@@ -502,6 +513,52 @@ export class LeasedSnowdrift {
   get lease() {
     const { node, notBefore, until, layout, ttlMs, skewMs, space } = this.#lease;
     return { space, node, notBefore, until, layout, ttlMs, skewMs };
+  }
+
+  /**
+   * The lease's health now, in the states every lease client reports
+   * (docs/observability.md), by this device's clock and the lease as this tab last read it:
+   * - `ok`: the newest renewal (by any tab of the origin) was less than half of
+   *   `ttlMs - skewMs` ago;
+   * - `renewing late`: half of that or more ago (offline, say): the tab still issues within
+   *   the lease;
+   * - `lapsed`: the lease's ID time is used up (the clock within a tick of its end): no ID
+   *   until a renewal succeeds (online again);
+   * - `lost`: the server answered LOST to a renewal and no new lease was had yet;
+   * - `released`: this tab released the lease or was closed.
+   * Times are Unix ms; `clock` is the `stats()` of this tab's generator.
+   */
+  health() {
+    const l = this.#lease;
+    const now = clockMs();
+    const { ttlMs: ttl, skewMs: skew, tickMs } = { ...l, tickMs: this.#facts.tickMs };
+    const since = Math.max(0, now - l.renewedAt);
+    let state = "ok";
+    if (this.#closed) state = "released";
+    else if (this.#lost) state = "lost";
+    else if (now >= l.until - tickMs) state = "lapsed";
+    else if (2 * since >= ttl - skew) state = "renewing late";
+    const clock = this.#closed ? null : this.#gen.stats();
+    const through = this.#closed ? null : this.#gen.issuedThroughMs;
+    return {
+      state,
+      space: l.space,
+      node: l.node,
+      fenceMs: l.until,
+      notBeforeMs: l.notBefore,
+      lastRenewalMs: l.renewedAt,
+      sinceRenewalMs: since,
+      lateAtMs: l.renewedAt + (ttl - skew) / 2,
+      lapseAtMs: l.until - tickMs,
+      issuedThroughMs: through,
+      fenceDistanceMs: through === null ? null : Math.max(0, l.until - through),
+      aheadMs: clock?.aheadMs ?? null,
+      clock,
+      renewals: this.#renewed,
+      renewalFailures: this.#renewFailures,
+      lastRenewalLatencyMs: this.#renewLatency,
+      error: this.#lost ?? this.#failure,
+    };
   }
 
   /** Resolves to whether the browser keeps this origin's storage (`navigator.storage.persist()`). */
