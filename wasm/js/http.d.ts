@@ -53,7 +53,23 @@ export interface LeaseHandler {
   /** Releases the handler's own leases (those `ids` issues from over a store without `ids`
    * of its own: Redis, PostgreSQL). */
   close(): Promise<void>;
+  /** The handler's own lease of `space` (the one `ids` issues from), acquired when none is
+   * held and renewed when due, as an `ids` call would; or the error an `ids` call would
+   * answer (`status` 503 or 409). Over a store that issues IDs itself: `{ state: "store" }`.
+   * @throws {RangeError} a space the handler does not serve. */
+  health(space: string): Promise<LeaseHealth>;
+  /** The handler's own lease of `space` as it stands (no store call), or undefined before
+   * the first. */
+  lease(
+    space: string,
+  ): { state: "live" | "lapsed" | "lost" | "released"; node: number; notBefore: number; until: number } | undefined;
 }
+
+/** What `LeaseHandler.health` finds. */
+export type LeaseHealth =
+  | { state: "live"; node: number; notBefore: number; until: number; [more: string]: unknown }
+  | { state: "store" }
+  | { status: number; error: { code: string; message: string } };
 
 /**
  * The lease protocol over HTTP as JSON (lease/PROTOCOL.md, "Over HTTP"), for any runtime
