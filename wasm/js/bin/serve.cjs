@@ -281,6 +281,7 @@ class Metrics {
   requests = new Map(); // "path status" -> count
   errors = new Map(); // code -> count
   ids = 0;
+  idsInFlight = 0;
   // Latency of POST /ids, seconds.
   bounds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   buckets = new Array(this.bounds.length + 1).fill(0);
@@ -314,6 +315,7 @@ class Metrics {
       }),
     );
     metric("snowdrift_serve_ids_issued_total", "counter", "IDs handed out by POST /ids.", [["", this.ids]]);
+    metric("snowdrift_serve_ids_in_flight", "gauge", "POST /ids requests not answered yet.", [["", this.idsInFlight]]);
     metric(
       "snowdrift_serve_errors_total",
       "counter",
@@ -376,17 +378,20 @@ function readBody(req) {
   });
 }
 
-/** The body for the handler's `ids` call: the request's JSON object with the service's
- * space added (a body that is not a JSON object goes as it is: the handler says why). */
+/** The body for the handler's `ids` call and the count asked for: the request's JSON
+ * object with the service's space added (a body that is not a JSON object goes as it is:
+ * the handler says why). */
 function idsBody(bytes, space) {
   let body;
   try {
     body = JSON.parse(bytes.toString("utf8"));
   } catch {
-    return bytes;
+    return { body: bytes };
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.hasOwn(body, "space")) return bytes;
-  return JSON.stringify({ space, ...body });
+  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.hasOwn(body, "space")) {
+    return { body: bytes };
+  }
+  return { body: JSON.stringify({ space, ...body }), count: body.count };
 }
 
 /** `snowdrift serve ...`: resolves with the exit code once the service has stopped. */
@@ -439,6 +444,7 @@ async function serve(argv) {
     inFlight++;
     const started = performance.now();
     const path = req.url.split("?")[0];
+    if (path === "/ids") metrics.idsInFlight++;
     const known = ["/ids", "/health", "/metrics"].includes(path) ? path : "other";
     let code;
     const send = (status, body, headers = {}) => {
@@ -461,6 +467,7 @@ async function serve(argv) {
       log(`${req.method} ${path} failed: ${e?.stack ?? e}`);
       status = res.headersSent ? 500 : error(500, "INTERNAL", "the ID service failed");
     } finally {
+      if (path === "/ids") metrics.idsInFlight--;
       metrics.answered(known, status ?? 500, code, (performance.now() - started) / 1000);
       if (--inFlight === 0) idle?.();
     }
@@ -486,7 +493,7 @@ async function serve(argv) {
     if (stopping) return error(503, "SHUTTING_DOWN", "the ID service is shutting down; try again");
     if (path === "/health") {
       const h = await handler.health(o.space);
-      if (h.state !== "live") return send(h.status === 409 ? 503 : h.status, { status: "unavailable", ...h });
+      if (h.state !== "live") return send(503, { status: "unavailable", error: h.error });
       return send(200, { status: "ok", space: o.space, ...h });
     }
     if (o.auth && !/^Bearer +\S+\s*$/i.test(req.headers.authorization ?? "")) {
@@ -502,15 +509,20 @@ async function serve(argv) {
     }
     const headers = { "content-type": "application/json" };
     if (req.headers.authorization !== undefined) headers.authorization = req.headers.authorization;
-    const response = await handler(
-      new Request(`http://${o.host}/ids`, { method: "POST", headers, body: idsBody(bytes, o.space) }),
-    );
+    const { body, count } = idsBody(bytes, o.space);
+    const response = await handler(new Request(`http://${o.host}/ids`, { method: "POST", headers, body }));
     const text = await response.text();
-    const body = JSON.parse(text);
-    if (response.status === 200) metrics.ids += body.ids.length;
-    return send(response.status, response.status === 200 ? text : body);
+    // An answer of 200 holds the `count` IDs asked for; an error's code is counted.
+    if (response.status === 200) {
+      metrics.ids += count;
+      return send(200, text);
+    }
+    return send(response.status, JSON.parse(text));
   }
 
+  // The store's client connects first (a call before would fail), for at most the
+  // store's timeout: a store that is away answers 503s until it is back.
+  await Promise.race([opened.ready, sleep(o.storeTimeoutMs)]);
   try {
     await new Promise((resolve, reject) => {
       server.once("error", reject);
@@ -529,8 +541,8 @@ async function serve(argv) {
   );
 
   // The first lease, taken now rather than by the first request.
-  Promise.race([opened.ready, sleep(o.storeTimeoutMs)])
-    .then(() => handler.health(o.space))
+  handler
+    .health(o.space)
     .then((h) =>
       log(h.state === "live" ? `leased node ${h.node} of '${o.space}'` : `no lease yet: ${h.error.message}`),
     );
