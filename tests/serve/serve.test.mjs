@@ -9,6 +9,8 @@ import { symlinkSync, mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { createClient } from "redis";
+import { leaseNode } from "snowdrift/redis";
 import { startPostgres } from "../fleet/pg-server.mjs";
 import { freePort, startRedis } from "../fleet/redis-server.mjs";
 import { HERE, postIds, run, start, tempDir, tokenFile, until } from "./service.mjs";
@@ -279,6 +281,44 @@ test("the store away: health and ids answer 503 with Retry-After, and recover wh
   } finally {
     await store.stop();
   }
+});
+
+test("every node id of the space leased elsewhere: 503 with Retry-After naming it, IDs once one is free", async (t) => {
+  const layout = { timeBits: 41, nodeBits: 1, sequenceBits: 12, epochMs: 1704067200000 };
+  const client = await createClient({ url: redis.url }).connect();
+  const settings = { key: "full", layout, ttlMs: 3000, skewMs: 1000 };
+  const others = [await leaseNode(client, settings), await leaseNode(client, settings)];
+  t.after(async () => {
+    await Promise.all(others.map((l) => l.release()));
+    await client.close();
+  });
+  const service = await start(t, [
+    "--redis",
+    redis.url,
+    "--space",
+    "full",
+    "--layout",
+    JSON.stringify(layout),
+    "--ttl-ms",
+    "3000",
+    "--port",
+    "0",
+    "--token-file",
+    tokenFile(TOKEN),
+  ]);
+  const r = await postIds(service.url, { count: 1 }, TOKEN);
+  assert.equal(r.status, 503);
+  assert.equal(r.headers.get("retry-after"), "1");
+  const { error } = await r.json();
+  assert.equal(error.code, "LEASED");
+  assert.match(error.message, /all 2 node ids of 'full' are leased/);
+  const health = await fetch(`${service.url}/health`);
+  assert.equal(health.status, 503);
+  assert.equal((await health.json()).error.code, "LEASED");
+
+  await others[0].release();
+  await until("IDs once a node id is free", async () => (await postIds(service.url, { count: 1 }, TOKEN)).status === 200);
+  assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
 });
 
 test("over PostgreSQL: the schema set up at start, IDs, the lease released at shutdown", async (t) => {

@@ -517,7 +517,9 @@ async function serve(argv) {
       metrics.ids += count;
       return send(200, text);
     }
-    return send(response.status, JSON.parse(text));
+    // The handler's 409s (every node id of the space leased, the space's settings not the
+    // service's) mean the service cannot issue now, as a store that is away does.
+    return send(response.status === 409 ? 503 : response.status, JSON.parse(text));
   }
 
   // The store's client connects first (a call before would fail), for at most the
