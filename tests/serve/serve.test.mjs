@@ -277,10 +277,41 @@ test("the store away: health and ids answer 503 with Retry-After, and recover wh
       15_000,
     );
     assert.equal((await fetch(`${service.url}/health`)).status, 200);
+    // Stopped while the store is away: the release fails, and the log says so.
+    await store.cli("SHUTDOWN", "NOSAVE").catch(() => {});
     assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
+    assert.match(service.log(), /node \d+ of 'away' could not be released \(.*\): it is free again after its TTL/);
   } finally {
     await store.stop();
   }
+});
+
+test("an idle service keeps its lease: renewed by the service, not only by requests", async (t) => {
+  const service = await start(t, [
+    "--redis",
+    redis.url,
+    "--space",
+    "idle",
+    "--ttl-ms",
+    "1000",
+    "--port",
+    "0",
+    "--token-file",
+    tokenFile(TOKEN),
+  ]);
+  await until("a lease", async () => (await leases("idle")).length === 1);
+  const [first] = await leases("idle");
+  // Three TTLs without a request: a lease renewed only by requests would lapse, and the
+  // next request would lease another node id.
+  await new Promise((r) => setTimeout(r, 3000));
+  const r = await postIds(service.url, { count: 1 }, TOKEN);
+  assert.equal(r.status, 200);
+  const now = await leases("idle");
+  assert.equal(now.length, 1, "one node id leased, the same");
+  assert.equal(now[0].node, first.node);
+  assert.equal(now[0].state, "live");
+  assert.ok(now[0].untilMs > first.untilMs, "renewed");
+  assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
 });
 
 test("every node id of the space leased elsewhere: 503 with Retry-After naming it, IDs once one is free", async (t) => {

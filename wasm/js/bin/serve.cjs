@@ -542,12 +542,19 @@ async function serve(argv) {
     `space '${o.space}' in ${opened.where}, layout ${JSON.stringify(o.layout)}, ttl ${o.ttlMs} ms, at most ${o.maxCount} IDs a request, ${o.auth ? `${o.tokens.length} token(s)` : "no auth"}`,
   );
 
-  // The first lease, taken now rather than by the first request.
-  handler
-    .health(o.space)
-    .then((h) =>
-      log(h.state === "live" ? `leased node ${h.node} of '${o.space}'` : `no lease yet: ${h.error.message}`),
-    );
+  // The lease is taken now rather than by the first request, and kept by the handler's
+  // own rules (`health` renews it when due, leases again when it was lost or lapsed) every
+  // sixth of the TTL: the handler renews only on the requests that find a renewal due, and
+  // a service left idle for a TTL would otherwise lose its node id. Changes are logged.
+  let told = "";
+  const keep = () =>
+    handler.health(o.space).then((h) => {
+      const now = h.state === "live" ? `leased node ${h.node} of '${o.space}'` : `no lease: ${h.error.message}`;
+      if (now !== told) log(now);
+      told = now;
+    });
+  keep();
+  const keeper = setInterval(keep, Math.floor(o.ttlMs / 6));
 
   return new Promise((resolve) => {
     const stop = async (signal) => {
@@ -565,12 +572,19 @@ async function serve(argv) {
         await Promise.race([new Promise((r) => (idle = r)), sleep(o.shutdownMs)]);
       }
       server.closeAllConnections();
+      clearInterval(keeper);
       const lease = handler.lease(o.space);
-      try {
-        await handler.close();
-        if (lease !== undefined) log(`released node ${lease.node} of '${o.space}'`);
-      } catch (e) {
-        log(`the lease could not be released (${e.message}): its node id is free again after its TTL`);
+      await handler.close();
+      if (lease !== undefined) {
+        // The release `close` made (settled: a lease's release is made once).
+        try {
+          await lease.release();
+          log(`released node ${lease.node} of '${o.space}'`);
+        } catch (e) {
+          log(
+            `node ${lease.node} of '${o.space}' could not be released (${e.message}): it is free again after its TTL`,
+          );
+        }
       }
       await Promise.race([Promise.resolve(opened.close()).catch(() => {}), sleep(1000)]);
       resolve(0);
