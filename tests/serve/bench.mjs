@@ -69,7 +69,9 @@ async function throughput(url, count) {
 /** The constant server, started; resolves with `{ url, stop }`. */
 function startConstant() {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(HERE, "constant-server.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [join(HERE, "constant-server.mjs")], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const timer = setTimeout(() => reject(new Error("constant-server.mjs did not listen within 10 s")), 10_000);
     child.stdout.once("data", (d) => {
       clearTimeout(timer);
@@ -121,4 +123,6 @@ for (const r of rows) {
     `| ${r.count} | ${r.serveLatency.toFixed(0)} µs | ${r.constantLatency.toFixed(0)} µs | ${(r.serveLatency / r.constantLatency).toFixed(2)} | ${fmt(r.serveRate * r.count)} | ${fmt(r.constantRate * r.count)} | ${(r.serveRate / r.constantRate).toFixed(2)} |`,
   );
 }
-console.log(`\nlatency: median of ${LATENCY_REQUESTS} requests one at a time; IDs/s: ${CONCURRENCY} requests in flight for ${THROUGHPUT_MS / 1000} s`);
+console.log(
+  `\nlatency: median of ${LATENCY_REQUESTS} requests one at a time; IDs/s: ${CONCURRENCY} requests in flight for ${THROUGHPUT_MS / 1000} s`,
+);

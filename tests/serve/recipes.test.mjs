@@ -15,7 +15,6 @@ import { HERE, postIds, start, tokenFile } from "./service.mjs";
 
 const DOCS = join(HERE, "../../docs/serve");
 const TOKEN = "recipe-token-0123456789abcdef";
-const PACKAGE = join(HERE, "node_modules/snowdrift");
 
 let redis;
 before(async () => {
@@ -73,7 +72,7 @@ test("the Dockerfile's command serves IDs, and its HEALTHCHECK command reads the
 test("the systemd unit's ExecStart serves IDs", async (t) => {
   const text = readFileSync(join(DOCS, "snowdrift-serve.service"), "utf8");
   const line = /^ExecStart=(.*)$/m.exec(text)[1];
-  const words = line.split(/\s+/).map((w) => w.replace("${CREDENTIALS_DIRECTORY}", "CREDENTIALS"));
+  const words = line.split(/\s+/).map((w) => w.replace(/\$\{CREDENTIALS_DIRECTORY\}/, "CREDENTIALS"));
   assert.equal(words[0], "/usr/bin/node");
   const port = await freePort();
   const args = localized(words, {

@@ -34,7 +34,7 @@ async function leases(space, store = ["--redis", redis.url]) {
   return JSON.parse(r.stdout).leases;
 }
 
-test("bad flags: exit code 2 and a message naming the value and its range", async (t) => {
+test("bad flags: exit code 2 and a message naming the value and its range", async () => {
   const shortToken = tokenFile("short");
   const store = ["--redis", "redis://127.0.0.1:1"];
   const auth = ["--token-file", tokenFile(TOKEN)];
@@ -45,9 +45,15 @@ test("bad flags: exit code 2 and a message naming the value and its range", asyn
     [[...store, ...auth, "--shutdown-ms=-1"], /--shutdown-ms "-1" is not an integer \(allowed 0\.\.=600000\)/],
     [[...auth], /serve needs a lease store: --redis URL or --postgres URL/],
     [[...store, ...auth, "--postgres", "postgres://a@127.0.0.1/b"], /serve needs a lease store/],
-    [["--redis", "http://127.0.0.1:6379", ...auth], /--redis "http:\/\/127\.0\.0\.1:6379\/?" is not a redis: or rediss:\/\/ URL/],
+    [
+      ["--redis", "http://127.0.0.1:6379", ...auth],
+      /--redis "http:\/\/127\.0\.0\.1:6379\/?" is not a redis: or rediss:\/\/ URL/,
+    ],
     [[...store], /serve needs --token-file F .* or --no-auth/],
-    [[...store, "--no-auth", "--host", "0.0.0.0"], /--no-auth serves only a loopback address .* not --host "0\.0\.0\.0"/],
+    [
+      [...store, "--no-auth", "--host", "0.0.0.0"],
+      /--no-auth serves only a loopback address .* not --host "0\.0\.0\.0"/,
+    ],
     [[...store, ...auth, "--no-auth"], /serve takes --token-file or --no-auth, not both/],
     [[...store, "--token-file", shortToken], /line 1 of the token file .* 5 characters.*allowed 16\.\.=1024/],
     [[...store, "--token-file", join(tempDir(), "none")], /--token-file ".*none" cannot be read \(ENOENT\)/],
@@ -99,7 +105,10 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
       seen.add(id);
     }
     const big = ids.map(BigInt);
-    assert.ok(big.every((id, i) => i === 0 || id > big[i - 1]), "IDs of one answer increase");
+    assert.ok(
+      big.every((id, i) => i === 0 || id > big[i - 1]),
+      "IDs of one answer increase",
+    );
     issued += ids.length;
   }
   const one = await (await postIds(url, { count: 1 }, TOKEN)).json();
@@ -130,7 +139,12 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
     "BAD_REQUEST",
     /count 51 is outside the allowed range 1\.\.=50/,
   );
-  await error(await postIds(url, { count: 0 }, TOKEN), 400, "BAD_REQUEST", /count 0 is outside the allowed range 1\.\.=50/);
+  await error(
+    await postIds(url, { count: 0 }, TOKEN),
+    400,
+    "BAD_REQUEST",
+    /count 0 is outside the allowed range 1\.\.=50/,
+  );
   await error(await postIds(url, { count: "3" }, TOKEN), 400, "BAD_REQUEST", /count must be a number, got string "3"/);
   await error(await postIds(url, {}, TOKEN), 400, "BAD_REQUEST", /count must be a number, got undefined/);
   await error(await postIds(url, { count: 1, n: 2 }, TOKEN), 400, "BAD_REQUEST", /unknown ids request option "n"/);
@@ -172,7 +186,7 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   assert.equal(value('snowdrift_serve_requests_total{path="/ids",status="400"}'), 7);
   assert.equal(value('snowdrift_serve_errors_total{code="BAD_REQUEST"}'), 7);
   assert.equal(value('snowdrift_serve_requests_total{path="other",status="404"}'), 1);
-  assert.equal(value('snowdrift_serve_ids_request_seconds_count'), 3 + 2 + 2 + 7 + 1 + 1 + 1);
+  assert.equal(value("snowdrift_serve_ids_request_seconds_count"), 3 + 2 + 2 + 7 + 1 + 1 + 1);
   assert.equal(value("snowdrift_serve_lease_live"), 1);
   assert.equal(value("snowdrift_serve_lease_node"), listed.node);
 
@@ -271,11 +285,7 @@ test("the store away: health and ids answer 503 with Retry-After, and recover wh
     assert.doesNotMatch(e.error.message, /127\.0\.0\.1/, "the store's address stays on the server");
 
     await store.restart(); // empty: its records are gone
-    await until(
-      "IDs again",
-      async () => (await postIds(service.url, { count: 2 }, TOKEN)).status === 200,
-      15_000,
-    );
+    await until("IDs again", async () => (await postIds(service.url, { count: 2 }, TOKEN)).status === 200, 15_000);
     assert.equal((await fetch(`${service.url}/health`)).status, 200);
     // Stopped while the store is away: the release fails, and the log says so.
     await store.cli("SHUTDOWN", "NOSAVE").catch(() => {});
@@ -348,7 +358,10 @@ test("every node id of the space leased elsewhere: 503 with Retry-After naming i
   assert.equal((await health.json()).error.code, "LEASED");
 
   await others[0].release();
-  await until("IDs once a node id is free", async () => (await postIds(service.url, { count: 1 }, TOKEN)).status === 200);
+  await until(
+    "IDs once a node id is free",
+    async () => (await postIds(service.url, { count: 1 }, TOKEN)).status === 200,
+  );
   assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
 });
 
