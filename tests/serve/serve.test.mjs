@@ -303,7 +303,7 @@ test("an idle service keeps its lease: renewed by the service, not only by reque
     "--space",
     "idle",
     "--ttl-ms",
-    "1000",
+    "3000",
     "--port",
     "0",
     "--token-file",
@@ -311,9 +311,9 @@ test("an idle service keeps its lease: renewed by the service, not only by reque
   ]);
   await until("a lease", async () => (await leases("idle")).length === 1);
   const [first] = await leases("idle");
-  // Three TTLs without a request: a lease renewed only by requests would lapse, and the
-  // next request would lease another node id.
-  await new Promise((r) => setTimeout(r, 3000));
+  // Twice the time to the lapse (ttl - skew: 2 s) without a request: a lease renewed only
+  // by requests would lapse, and the next request would lease another node id.
+  await new Promise((r) => setTimeout(r, 4000));
   const r = await postIds(service.url, { count: 1 }, TOKEN);
   assert.equal(r.status, 200);
   const now = await leases("idle");

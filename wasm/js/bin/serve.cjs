@@ -543,9 +543,11 @@ async function serve(argv) {
   );
 
   // The lease is taken now rather than by the first request, and kept by the handler's
-  // own rules (`health` renews it when due, leases again when it was lost or lapsed) every
-  // sixth of the TTL: the handler renews only on the requests that find a renewal due, and
-  // a service left idle for a TTL would otherwise lose its node id. Changes are logged.
+  // own rules (`health` renews it when due, leases again when it was lost or lapsed): the
+  // handler renews only on the requests that find a renewal due, and a service left idle
+  // would otherwise lose its node id. It asks twice within the time between a renewal
+  // falling due (a third of the TTL) and the lapse (`ttl - skew` after the last one), so
+  // the renewal is sent in the first half of that time. Changes are logged.
   let told = "";
   const keep = () =>
     handler.health(o.space).then((h) => {
@@ -554,7 +556,9 @@ async function serve(argv) {
       told = now;
     });
   keep();
-  const keeper = setInterval(keep, Math.floor(o.ttlMs / 6));
+  const skew = Math.min(1000, Math.ceil(o.ttlMs / 2) - 1); // the handler's default
+  const renewEvery = Math.floor(o.ttlMs / 3);
+  const keeper = setInterval(keep, Math.max(10, Math.floor(Math.min(renewEvery, o.ttlMs - skew - renewEvery) / 2)));
 
   return new Promise((resolve) => {
     const stop = async (signal) => {
