@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { startRedis } from "../fleet/redis-server.mjs";
 import { HERE, start } from "./service.mjs";
 
-const LATENCY_REQUESTS = 400; // one at a time, after 50 to warm up
+const WARM_UP = 500; // requests to each server at each count before it is measured
+const LATENCY_REQUESTS = 400; // one at a time
 const THROUGHPUT_MS = 2000; // per server and count
 const CONCURRENCY = 8; // requests in flight at once, on kept-alive connections
 
@@ -39,10 +40,10 @@ function post(agent, url, count) {
 async function latency(url, count) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const samples = [];
-  for (let i = 0; i < 50 + LATENCY_REQUESTS; i++) {
+  for (let i = 0; i < WARM_UP + LATENCY_REQUESTS; i++) {
     const t0 = process.hrtime.bigint();
     await post(agent, url, count);
-    if (i >= 50) samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+    if (i >= WARM_UP) samples.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
   agent.destroy();
   return median(samples);
@@ -124,5 +125,5 @@ for (const r of rows) {
   );
 }
 console.log(
-  `\nlatency: median of ${LATENCY_REQUESTS} requests one at a time; IDs/s: ${CONCURRENCY} requests in flight for ${THROUGHPUT_MS / 1000} s`,
+  `\nlatency: median of ${LATENCY_REQUESTS} requests one at a time (after ${WARM_UP}); IDs/s: ${CONCURRENCY} requests in flight for ${THROUGHPUT_MS / 1000} s`,
 );
