@@ -228,7 +228,7 @@ async function openStore(o) {
     const { redisStore } = require("../redis.cjs");
     const where = `Redis at ${redacted(o.redis)}`;
     const quiet = errorLog(where);
-    const backoff = (n) => Math.min(50 * 2 ** Math.min(n, 10), 2000);
+    const backoff = (n) => Math.min(50 * 2 ** Math.min(n, 10), 500);
     const nodeRedis = peer("redis");
     if (nodeRedis !== undefined) {
       // No offline queue: while Redis is away a call fails at once (503), never waits.
