@@ -40,6 +40,7 @@ use crate::error::Error;
 use crate::id_generator::IdGenerator;
 use crate::layout::Layout;
 use crate::policy::Policy;
+use crate::stats::{ClockStats, SharedStats};
 use crate::sync::{AtomicU64, Ordering};
 
 /// A generator shared by threads and interrupt handlers (`&self`, `Sync`), lock-free: its
@@ -97,7 +98,7 @@ pub struct AtomicGenerator<C> {
     engine: Engine,
     packing: Packing,
     /// The next free slot, packed ([`Packing`]).
-    next: Padded,
+    next: Padded<AtomicU64>,
     /// The tick the fast path counts in, as an ID of it: its first ID while the tick is
     /// open (taken, not known to be used up), the ID of its second slot once it is closed
     /// (tick 0 closed before any). Only grows, as IDs grow with the slot.
@@ -108,6 +109,8 @@ pub struct AtomicGenerator<C> {
     lead_through: AtomicU64,
     /// Ticks at or past this one are refused: see [`IdGenerator::set_fence_ms`].
     fence: AtomicU64,
+    /// Counted on the slow paths only.
+    stats: Padded<SharedStats>,
     clock: C,
 }
 
@@ -131,6 +134,7 @@ impl<C: Clock> AtomicGenerator<C> {
                 lead_ticks: AtomicU64::new(0),
                 lead_through: AtomicU64::new(0),
                 fence: AtomicU64::new(u64::MAX),
+                stats: Padded(SharedStats::new()),
                 clock,
             }),
             Err(e) => {
@@ -154,6 +158,7 @@ impl<C: Clock> AtomicGenerator<C> {
             lead_ticks: AtomicU64::new(0),
             lead_through: AtomicU64::new(0),
             fence: AtomicU64::new(u64::MAX),
+            stats: Padded(SharedStats::new()),
             clock,
         })
     }
@@ -339,6 +344,27 @@ impl<C: Clock> AtomicGenerator<C> {
         }
     }
 
+    /// The clock trouble this generator met so far ([`ClockStats`]), with how far its
+    /// newest ID is ahead of the clock now (one clock reading).
+    ///
+    /// ```
+    /// use snowdrift::{AtomicGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let generator = AtomicGenerator::new(&clock, Layout::DEFAULT, 1, Policy::Fail)?;
+    /// generator.next()?;
+    /// clock.rewind(20);
+    /// assert!(generator.next().is_err());
+    /// let stats = generator.stats();
+    /// assert_eq!((stats.behind, stats.largest_behind_ms, stats.ahead_ms), (1, 20, 20));
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn stats(&self) -> ClockStats {
+        let next = self.packing.slot(self.next.0.load(Ordering::Acquire));
+        self.stats
+            .0
+            .read(self.engine.ahead_ms(next, self.clock.now_ms()))
+    }
+
     /// One ID: inline, a `fetch_add` in the open tick when the clock and the fence allow it
     /// (see the module source); anything else out of line.
     #[inline(always)]
@@ -409,7 +435,7 @@ impl<C: Clock> AtomicGenerator<C> {
 
     #[inline(never)]
     fn take_one_from(&self, ms: u64, blocking: bool) -> Result<u64, Error> {
-        engine::run_from(&self.clock, ms, blocking, |ms| {
+        engine::run_from(&self.clock, ms, blocking, &mut &self.stats.0, |ms| {
             self.attempt(ms, 1, blocking)
         })
         .map(|(slot, _)| self.engine.id(slot))
@@ -428,7 +454,7 @@ impl<C: Clock> AtomicGenerator<C> {
     #[inline(always)]
     fn take(&self, n: u32, blocking: bool) -> Result<(u64, u32), Error> {
         let n = u64::from(n.max(1));
-        engine::run(&self.clock, blocking, move |ms| {
+        engine::run(&self.clock, blocking, &mut &self.stats.0, move |ms| {
             self.attempt(ms, n, blocking)
         })
     }
@@ -591,9 +617,11 @@ impl Packing {
     }
 }
 
-/// The counter on a cache line of its own where cores have caches (the sizes
-/// crossbeam-utils' `CachePadded` uses): the other fields, read on every call and written
-/// rarely, then stay in every core's cache while the counter moves between them.
+/// A value on a cache line of its own where cores have caches (the sizes crossbeam-utils'
+/// `CachePadded` uses): the counter, so that the other fields, read on every call and
+/// written rarely, stay in every core's cache while the counter moves between them; and
+/// the stats, written on slow paths that run often under load (a wait for the next
+/// tick), so that those writes do not take the fields the fast path reads.
 #[cfg_attr(
     any(
         target_arch = "x86_64",
@@ -613,7 +641,7 @@ impl Packing {
     repr(align(64))
 )]
 #[derive(Debug)]
-struct Padded(AtomicU64);
+struct Padded<T>(T);
 
 /// Implements [`IdGenerator`] for a shared generator type (`$ty`)
 /// by calling its methods on `&self`.

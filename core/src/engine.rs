@@ -14,6 +14,7 @@ use crate::error::{Error, Field, Repr};
 use crate::layout::checked_mul_u32;
 use crate::layout::{Layout, Order, mask};
 use crate::policy::Policy;
+use crate::stats::{self, Tally};
 
 /// How many clock readings in a row that do not move forward a waiting call accepts
 /// before it reports [`ErrorKind::ClockStalled`](crate::ErrorKind::ClockStalled).
@@ -88,14 +89,16 @@ pub(crate) enum Overdue {
 
 /// Runs `attempt` with the clock's reading until it is done or fails, waiting (bounded)
 /// while it asks to. With `blocking == false`, a wait is [`ErrorKind::WouldBlock`](crate::ErrorKind::WouldBlock).
+/// Clock trouble is counted in `tally`, off the path of a call that is done at once.
 #[cfg(any(feature = "atomic", feature = "objectid"))]
 #[inline(always)]
 pub(crate) fn run<C: Clock, T>(
     clock: &C,
     blocking: bool,
+    tally: &mut impl Tally,
     attempt: impl FnMut(u64) -> Step<T>,
 ) -> Result<T, Error> {
-    run_from(clock, clock.now_ms(), blocking, attempt)
+    run_from(clock, clock.now_ms(), blocking, tally, attempt)
 }
 
 /// [`run`], with the clock's first reading already taken (`first_ms`).
@@ -104,14 +107,26 @@ pub(crate) fn run_from<C: Clock, T>(
     clock: &C,
     first_ms: u64,
     blocking: bool,
+    tally: &mut impl Tally,
     mut attempt: impl FnMut(u64) -> Step<T>,
 ) -> Result<T, Error> {
     match attempt(first_ms) {
         Step::Done(v) | Step::Lead(v) => Ok(v),
-        Step::Fail(e) => Err(e),
-        Step::Wait(_) | Step::NextTick { .. } if !blocking => Err(Error::WOULD_BLOCK),
-        step => wait(clock, step, attempt),
+        Step::Fail(e) => {
+            stats::failed(tally, &e);
+            Err(e)
+        }
+        Step::Wait(behind) if !blocking => refused(tally, behind),
+        Step::NextTick { .. } if !blocking => Err(Error::WOULD_BLOCK),
+        step => wait(clock, step, tally, attempt),
     }
+}
+
+/// A call that may not wait found the clock `behind`.
+#[cold]
+fn refused<T>(tally: &mut impl Tally, behind: Behind) -> Result<T, Error> {
+    tally.behind(behind.target_ms.saturating_sub(behind.at_ms), false);
+    Err(Error::WOULD_BLOCK)
 }
 
 /// The wait of a blocking [`run`] whose first attempt asked to wait: kept out of line, so
@@ -122,8 +137,11 @@ pub(crate) fn run_from<C: Clock, T>(
 pub(crate) fn wait<C: Clock, T>(
     clock: &C,
     mut step: Step<T>,
+    tally: &mut impl Tally,
     mut attempt: impl FnMut(u64) -> Step<T>,
 ) -> Result<T, Error> {
+    // What the call counted: a wait for the next tick, the clock behind (once each).
+    let (mut counted_tick, mut counted_behind) = (false, false);
     // The reading at which the clock was first found behind, once it was, and the start
     // of its tick (see `Overdue::Backwards`).
     let mut behind_since: Option<(u64, u64)> = None;
@@ -135,8 +153,19 @@ pub(crate) fn wait<C: Clock, T>(
     loop {
         let last = match step {
             Step::Done(v) | Step::Lead(v) => return Ok(v),
-            Step::Fail(e) => return Err(e),
-            Step::NextTick { at_ms } => at_ms,
+            Step::Fail(e) => {
+                if !counted_behind {
+                    stats::failed(tally, &e);
+                }
+                return Err(e);
+            }
+            Step::NextTick { at_ms } => {
+                if !counted_tick {
+                    counted_tick = true;
+                    tally.tick_wait();
+                }
+                at_ms
+            }
             Step::Wait(Behind {
                 at_ms,
                 target_ms,
@@ -147,6 +176,10 @@ pub(crate) fn wait<C: Clock, T>(
                     Overdue::Backwards { tick_ms } => tick_ms,
                     Overdue::Ahead { .. } => at_ms,
                 };
+                if !counted_behind {
+                    counted_behind = true;
+                    tally.behind(target_ms.saturating_sub(at_ms), true);
+                }
                 let (since, since_tick_ms) = *behind_since.get_or_insert((at_ms, tick_ms));
                 if at_ms.saturating_sub(since) > limit_ms {
                     return Err(Error(match overdue {
@@ -541,6 +574,15 @@ impl Engine {
                 through: (floor - 1) >> self.seq_bits,
             },
             _ => Lead::default(),
+        }
+    }
+
+    /// How far the newest slot below `next` (the first free one) is timed ahead of the
+    /// clock's reading `now_ms`: 0 when it is not ahead, or when no slot was used.
+    pub fn ahead_ms(&self, next: u64, now_ms: u64) -> u64 {
+        match next.checked_sub(1) {
+            Some(newest) => self.slot_start_ms(newest).saturating_sub(now_ms),
+            None => 0,
         }
     }
 

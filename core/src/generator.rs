@@ -8,6 +8,7 @@ use crate::history::History;
 use crate::id_generator::IdGenerator;
 use crate::layout::{Layout, mask};
 use crate::policy::Policy;
+use crate::stats::ClockStats;
 
 /// A generator owned by one caller (`&mut self`): the fastest kind, with every
 /// [`Policy`]; with `H > 0`, made by [`with_history`](Generator::with_history), it keeps
@@ -43,6 +44,8 @@ pub struct Generator<C, const H: usize = 0> {
     lead: Lead,
     /// Ticks at or past this one are refused: see [`IdGenerator::set_fence_ms`].
     fence: u64,
+    /// Counted on the slow paths only (`ahead_ms` is filled in when read).
+    stats: ClockStats,
     clock: C,
 }
 
@@ -98,7 +101,28 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             history: History::new(0),
             lead: Lead::default(),
             fence: u64::MAX,
+            stats: ClockStats::default(),
             clock,
+        }
+    }
+
+    /// The clock trouble this generator met so far ([`ClockStats`]), with how far its
+    /// newest ID is ahead of the clock now (one clock reading).
+    ///
+    /// ```
+    /// use snowdrift::{Generator, IdGenerator, Layout, ManualClock, Policy};
+    /// let clock = ManualClock::new(1_750_000_000_000);
+    /// let mut generator = Generator::new(&clock, Layout::DEFAULT, 1, Policy::DEFAULT)?;
+    /// generator.next()?;
+    /// clock.rewind(300); // under Borrow: IDs go on from the newest time used
+    /// generator.next()?;
+    /// assert_eq!(generator.stats().ahead_ms, 300);
+    /// # Ok::<(), snowdrift::Error>(())
+    /// ```
+    pub fn stats(&self) -> ClockStats {
+        ClockStats {
+            ahead_ms: self.engine.ahead_ms(self.next_slot(), self.clock.now_ms()),
+            ..self.stats
         }
     }
 
@@ -215,10 +239,11 @@ impl<C: Clock, const H: usize> Generator<C, H> {
             history,
             lead,
             fence,
+            stats,
             clock,
         } = self;
         let (engine, fence) = (&*engine, *fence);
-        engine::run_from(clock, first_ms, blocking, move |ms| {
+        engine::run_from(clock, first_ms, blocking, stats, move |ms| {
             let now = match engine.tick(ms) {
                 Ok(now) => now,
                 Err(e) => return Step::Fail(e),

@@ -113,6 +113,7 @@ mod objectid;
 mod policy;
 #[cfg(feature = "seal")]
 mod seal;
+mod stats;
 #[cfg(feature = "atomic")]
 mod sync;
 pub mod text;
@@ -136,3 +137,4 @@ pub use objectid::{ObjectId, ObjectIdGenerator};
 pub use policy::Policy;
 #[cfg(feature = "seal")]
 pub use seal::Sealer;
+pub use stats::ClockStats;

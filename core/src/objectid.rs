@@ -163,7 +163,7 @@ impl<C: Clock> ObjectIdGenerator<C> {
             second,
             used,
         } = self;
-        engine::run(clock, blocking, |ms| {
+        engine::run(clock, blocking, &mut (), |ms| {
             let Ok(now) = u32::try_from(ms / 1000) else {
                 return Step::Fail(Error::out_of_range(
                     Field::Time,

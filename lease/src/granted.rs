@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::held::{Held, Started};
+use crate::observe::{self, Event};
 use crate::rules::{Beat, Decision, decide, usable};
 use crate::space::Space;
 use crate::store::{Grant, Ticket};
@@ -136,7 +137,11 @@ impl Granted {
     pub fn start<C: Clock + Clone>(self, space: &Space<C>) -> Result<Started<C>, Failed> {
         let (ticket, until) = (self.ticket.clone(), self.grant.until);
         match self.into_shared(space) {
-            Ok((shared, beat)) => Ok((Arc::new(shared), beat)),
+            Ok((shared, beat)) => {
+                let shared = Arc::new(shared);
+                observe::report(&shared, Event::Acquired);
+                Ok((shared, beat))
+            }
             Err(e) => Err(Box::new((e, ticket, until))),
         }
     }
@@ -152,7 +157,11 @@ impl Granted {
             generator.resume_after_ms(g.not_before)?;
         }
         generator.set_fence_ms(g.until);
-        Ok((Held::new(generator, space, self.ticket, g), self.beat))
+        let ok_sent = self.beat.ok_sent();
+        Ok((
+            Held::new(generator, space, self.ticket, g, ok_sent),
+            self.beat,
+        ))
     }
 }
 

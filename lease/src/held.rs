@@ -2,18 +2,30 @@
 //! fence, and the calls that renew and release it.
 
 use crate::error::Error;
+use crate::health::{Health, HealthState};
 use crate::lease_state::State;
+use crate::observe::{self, Event};
 use crate::rules::{Beat, Step};
 use crate::space::Space;
 use crate::store::{Grant, Ticket};
 use snowdrift::{AtomicGenerator, Clock, IdGenerator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 struct Status {
     state: State,
     lost: Option<String>,
+}
+
+/// What the holder saw of its renewals, for [`Held::health`] and the metrics.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// When the newest successful call was sent (as the heartbeat's `Beat` has it).
+    ok_sent: Instant,
+    renewals: u64,
+    failures: u64,
+    last_latency: Option<Duration>,
 }
 
 /// What the lease's handle, its heartbeat and its generator share.
@@ -29,18 +41,23 @@ pub(crate) struct Held<C> {
     skew_ms: u64,
     pub(crate) until: AtomicU64,
     status: Mutex<Status>,
+    seen: Mutex<Seen>,
+    /// The generator's `behind` count last reported (`observe`).
+    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
+    pub(crate) reported_behind: AtomicU64,
     #[cfg(feature = "tokio")]
     pub(crate) wake: tokio::sync::Notify,
 }
 
 impl<C: Clock> Held<C> {
     /// The state of a live lease of `space`, granted as `grant` to the lease `ticket`,
-    /// whose generator is made and fenced.
+    /// whose generator is made and fenced; its newest successful call was sent at `ok_sent`.
     pub(crate) fn new(
         generator: AtomicGenerator<C>,
         space: &Space<C>,
         ticket: Ticket,
         grant: &Grant,
+        ok_sent: Instant,
     ) -> Self {
         Held {
             generator,
@@ -55,6 +72,13 @@ impl<C: Clock> Held<C> {
                 state: State::Live,
                 lost: None,
             }),
+            seen: Mutex::new(Seen {
+                ok_sent,
+                renewals: 0,
+                failures: 0,
+                last_latency: None,
+            }),
+            reported_behind: AtomicU64::new(0),
             #[cfg(feature = "tokio")]
             wake: tokio::sync::Notify::new(),
         }
@@ -62,6 +86,10 @@ impl<C: Clock> Held<C> {
 
     fn status(&self) -> MutexGuard<'_, Status> {
         self.status.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn held(&self) -> MutexGuard<'_, Ticket> {
@@ -117,9 +145,18 @@ impl<C: Clock> Held<C> {
             // reply comes too late to count (the release then sends it alone).
             self.held().renewed();
         }
+        let latency = sent.elapsed();
+        {
+            let mut seen = self.seen();
+            seen.last_latency = Some(latency);
+            match result {
+                Ok(_) => seen.renewals += 1,
+                Err(_) => seen.failures += 1,
+            }
+        }
         // Any other failure keeps the pending next token (the renewal may or may not have
         // reached the store): the next beat sends the same pair.
-        match result {
+        let reconnect = match &result {
             // A reply that comes after the lapse was due does not count: the lease lapsed.
             Ok(_) if beat.lapsed(Instant::now()) => {
                 self.finish(State::Lapsed, None);
@@ -127,15 +164,27 @@ impl<C: Clock> Held<C> {
             }
             Ok(until) => {
                 beat.succeeded(sent);
-                self.renewed(until);
+                let mut seen = self.seen();
+                seen.ok_sent = seen.ok_sent.max(sent);
+                drop(seen);
+                self.renewed(*until);
                 false
             }
             Err(Error::Lost { message }) => {
-                self.finish(State::Lost, Some(message));
+                self.finish(State::Lost, Some(message.clone()));
                 false
             }
             Err(_) => true,
-        }
+        };
+        let event = match &result {
+            Ok(until) => Event::Renewed {
+                latency,
+                until: *until,
+            },
+            Err(error) => Event::RenewalFailed { latency, error },
+        };
+        observe::report(self, event);
+        reconnect
     }
 
     /// Ends a live lease: fence 0, and the final state. Returns whether it was live.
@@ -147,7 +196,53 @@ impl<C: Clock> Held<C> {
         self.generator.set_fence_ms(0);
         status.state = to;
         status.lost = lost;
+        let message = status.lost.clone();
+        drop(status);
+        observe::report(
+            self,
+            Event::Stopped {
+                state: to,
+                message: message.as_deref(),
+            },
+        );
         true
+    }
+
+    /// The lease's health now (see [`HealthState`]): a live lease whose lapse is due
+    /// lapses here, as its heartbeat would at its next step.
+    pub(crate) fn health(&self) -> Health {
+        let now = Instant::now();
+        let seen = *self.seen();
+        let live_for = Duration::from_millis(self.ttl_ms - self.skew_ms);
+        let since = now.saturating_duration_since(seen.ok_sent);
+        if since >= live_for {
+            self.finish(State::Lapsed, None);
+        }
+        let state = match self.state() {
+            State::Live if since * 2 >= live_for => HealthState::RenewingLate,
+            State::Live => HealthState::Ok,
+            State::Lapsed => HealthState::Lapsed,
+            State::Lost => HealthState::Lost,
+            State::Released => HealthState::Released,
+            State::Abandoned => HealthState::Abandoned,
+        };
+        let fence_ms = self.until.load(Ordering::SeqCst);
+        let issued_through_ms = self.generator.issued_through_ms();
+        Health {
+            state,
+            node: self.node,
+            fence_ms,
+            not_before_ms: self.not_before,
+            last_renewal_sent: seen.ok_sent,
+            late_at: seen.ok_sent + live_for / 2,
+            lapse_at: seen.ok_sent + live_for,
+            issued_through_ms,
+            fence_distance_ms: fence_ms.saturating_sub(issued_through_ms),
+            renewals: seen.renewals,
+            renewal_failures: seen.failures,
+            last_renewal_latency: seen.last_latency,
+            clock: self.generator.stats(),
+        }
     }
 
     pub(crate) fn check(&self) -> Result<(), Error> {

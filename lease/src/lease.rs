@@ -157,6 +157,27 @@ impl<C: Clock> Lease<C> {
         self.shared.state()
     }
 
+    /// The lease's health by the holder's rules ([`HealthState`](crate::HealthState)):
+    /// `Ok`, `RenewingLate` once half of `ttl - skew` passed since the newest successful
+    /// call was sent, `Lapsed` at `ttl - skew` (a lease found so here stops now, as its
+    /// heartbeat would), `Lost`, `Released` or `Abandoned`; with the fence, when the lease
+    /// turns late and lapses, its renewals' counts and the generator's clock trouble.
+    ///
+    /// ```no_run
+    /// # use snowdrift::Layout;
+    /// # use snowdrift_lease::{HealthState, Lease, Space};
+    /// # let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+    /// let lease = Lease::acquire(&client, &Space::new("ids:orders", Layout::TWITTER))?;
+    /// let health = lease.health();
+    /// if health.state != HealthState::Ok {
+    ///     eprintln!("lease of node {}: {} (fence {} ms)", health.node, health.state, health.fence_ms);
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn health(&self) -> crate::Health {
+        self.shared.health()
+    }
+
     /// Whether the lease is live (renewed in time, not lost, released or abandoned).
     pub fn is_live(&self) -> bool {
         self.shared.is_live()

@@ -219,6 +219,11 @@ impl Beat {
             >= Duration::from_millis(self.ttl_ms - self.skew_ms)
     }
 
+    /// When the newest successful call was sent.
+    pub fn ok_sent(&self) -> Instant {
+        self.ok_sent
+    }
+
     /// A renewal is sent now.
     pub fn sent(&mut self, at: Instant) {
         self.sent = at;

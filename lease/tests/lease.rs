@@ -3,7 +3,7 @@
 mod common;
 
 use common::scenarios::{self, store_scenarios, take, time_of};
-use common::{Server, layout};
+use common::{Server, SteppedBack, layout};
 use snowdrift::IdGenerator;
 use snowdrift_lease::{Error, Lease, Space, State};
 use std::collections::HashSet;
@@ -201,20 +201,6 @@ fn renewals_move_the_fence_while_the_lease_lives() {
     }
     assert!(lease.is_live());
     assert!(lease.until_ms() >= first_until + 1_500);
-}
-
-/// Wall time less a shared offset that a test steps back.
-#[derive(Clone, Default)]
-struct SteppedBack(std::sync::Arc<std::sync::atomic::AtomicU64>);
-
-impl snowdrift::Clock for SteppedBack {
-    fn now_ms(&self) -> u64 {
-        let wall = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_millis() as u64;
-        wall - self.0.load(std::sync::atomic::Ordering::SeqCst)
-    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Server, layout};
-use snowdrift_lease::{Lease, Space, State};
+use snowdrift_lease::{HealthState, Lease, Space, State};
 use std::time::{Duration, Instant};
 
 /// A space of `node_bits` with `ttl_ms` and `skew_ms`, and a lease of it from `client`.
@@ -78,12 +78,28 @@ async fn the_heartbeat_task_renews_a_new_space_s_first_lease_early_near_its_fenc
 async fn the_heartbeat_task_lapses_when_redis_is_gone() {
     let mut server = Server::start();
     let (_, lease) = leased(&server.client(), "tokio:lapse", 2, 2_000, 500).await;
+    assert_eq!(lease.health().state, HealthState::Ok);
     server.kill();
     let start = Instant::now();
+    let mut seen = vec![lease.health().state];
     while lease.is_live() && start.elapsed() < Duration::from_secs(4) {
         tokio::time::sleep(Duration::from_millis(10)).await;
+        let state = lease.health().state;
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
     }
     assert_eq!(lease.state(), State::Lapsed);
+    // The heartbeat task's lease goes through the same states as the thread's.
+    assert_eq!(
+        seen,
+        [
+            HealthState::Ok,
+            HealthState::RenewingLate,
+            HealthState::Lapsed
+        ]
+    );
+    assert!(lease.health().renewal_failures >= 1);
     assert!(matches!(
         lease.generator().next(),
         Err(e) if e.kind() == snowdrift::ErrorKind::PastFence

@@ -2,12 +2,15 @@
 // against the situations of tests/vectors/holder.json, which the Rust holder's tests read
 // too, and the Node holder of the package (`holder.cjs`, the one `snowdrift/redis` and
 // `snowdrift/postgres` use) over a store in memory whose calls can stop answering, whose
-// clock can step, and whose caller can stall.
+// clock can step, and whose caller can stall; and what the holder reports
+// (`lease.health()`, `onEvent`, the diagnostics channels, `snowdrift/metrics`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import * as api from "snowdrift";
+import { CHANNELS, EVENTS, STATES, collect, prometheusText } from "snowdrift/metrics";
 import {
   HeldLease,
   NEAR_FENCE_MS,
@@ -274,4 +277,207 @@ test("per-request holder (Workers, the HTTP handler): a renewal whose reply come
   assert.equal(l.until, fence, "the late reply did not move the fence");
   assert.throws(() => gen.next(), /is not before the fence at/);
   await assert.rejects(l.keep({ waitUntil: () => {} }), /lapsed: no renewal succeeded for 900 ms/);
+});
+
+// ---- what a lease reports ----
+
+/** The samples of metric `name` in Prometheus text, as a map from its label text to the value. */
+function samples(text, name) {
+  const out = new Map();
+  for (const line of text.split("\n")) {
+    const m = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
+    if (m?.[1] === name) out.set(m[2], Number(m[3]));
+  }
+  return out;
+}
+
+/** Subscribes to every lease channel; returns the messages heard and a function ending it. */
+function listen() {
+  const heard = [];
+  const handlers = EVENTS.map((e) => [CHANNELS[e], (data) => heard.push([e, data])]);
+  for (const [name, h] of handlers) subscribe(name, h);
+  const stop = () => {
+    for (const [name, h] of handlers) unsubscribe(name, h);
+  };
+  return { heard, stop };
+}
+
+test("observability: renewals, then a LOST reply, reach health(), onEvent, the diagnostics channels and the Prometheus text", async () => {
+  const store = memoryStore();
+  const key = "ids:observe-lost";
+  const events = [];
+  const channels = listen();
+  try {
+    const o = leaseOptions({ ...options, key, renewEveryMs: 100, onEvent: (e, d) => events.push([e, d]) });
+    const l = await lease(store, o);
+    let h = l.health();
+    assert.equal(h.state, "ok");
+    assert.deepEqual([h.space, h.node, h.fenceMs, h.notBeforeMs], [key, 0, l.until, l.notBefore]);
+    assert.equal(h.issuedThroughMs, null, "no generator yet");
+    assert.equal(h.lapseAtMs - h.lastRenewalMs, LIVE_MS);
+    assert.equal(h.lateAtMs - h.lastRenewalMs, LIVE_MS / 2);
+    const gen = l.generator();
+    gen.next();
+    assert.ok(await until(() => l.health().renewals >= 2, 10 * LIVE_MS), "renewals counted");
+    h = l.health();
+    assert.equal(h.fenceDistanceMs, l.until - gen.issuedThroughMs);
+    assert.ok(h.lastRenewalLatencyMs >= 0);
+    assert.equal(h.renewalFailures, 0);
+    let text = prometheusText();
+    const label = `space="${key}"`;
+    assert.equal(samples(text, "snowdrift_lease_renewals_total").get(label), l.health().renewals);
+    assert.equal(samples(text, "snowdrift_lease_acquires_total").get(label), 1);
+    assert.equal(samples(text, "snowdrift_lease_health").get(`${label},node="0",state="ok"`), 1);
+    assert.equal(samples(text, "snowdrift_lease_health").get(`${label},node="0",state="renewing late"`), 0);
+    assert.equal(samples(text, "snowdrift_lease_fence_seconds").get(`${label},node="0"`), l.until / 1000);
+    assert.equal(events[0][0], "acquire");
+    assert.deepEqual(
+      [events[0][1].space, events[0][1].node, events[0][1].until],
+      [key, 0, events[0][1].until],
+      "the acquire event names the lease",
+    );
+    assert.ok(events.some(([e]) => e === "renew"));
+
+    // Another holder now has the id (the store replaced the token): the next renewal is LOST.
+    store.token = "another holder's";
+    assert.ok(await until(() => l.state !== "live", 10 * LIVE_MS), "the lease stopped");
+    h = l.health();
+    assert.equal(h.state, "lost");
+    assert.match(h.error.message, /is no longer held by this lease/);
+    assert.ok(h.renewalFailures >= 1);
+    const lost = events.filter(([e]) => e === "lost");
+    assert.equal(lost.length, 1);
+    assert.equal(lost[0][1].error, l.error);
+    assert.ok(events.some(([e, d]) => e === "renew-failed" && /^LOST /.test(d.error.message)));
+    const heardLost = channels.heard.filter(([e, d]) => e === "lost" && d.space === key);
+    assert.equal(heardLost.length, 1, "published once on snowdrift:lease:lost");
+    text = prometheusText();
+    assert.equal(samples(text, "snowdrift_lease_lost_total").get(label), 1);
+    assert.equal(samples(text, "snowdrift_lease_renewal_failures_total").get(label), h.renewalFailures);
+    assert.equal(samples(text, "snowdrift_lease_lapses_total").get(label), 0);
+    assert.equal(
+      samples(text, "snowdrift_lease_health").get(`${label},node="0",state="ok"`),
+      undefined,
+      "a stopped lease has no gauges",
+    );
+    await l.release();
+  } finally {
+    channels.stop();
+  }
+});
+
+test("observability: renewals that never answer: health() turns 'renewing late' at half of ttl - skew, then 'lapsed', counted once", async () => {
+  const store = memoryStore();
+  const key = "ids:observe-lapse";
+  const events = [];
+  const l = await lease(store, leaseOptions({ ...options, key, onEvent: (e) => events.push(e) }));
+  l.generator().next();
+  store.stall.add("renew");
+  assert.ok(await until(() => l.health().state !== "ok", 10 * LIVE_MS));
+  const late = l.health();
+  assert.equal(late.state, "renewing late", "late comes before the lapse");
+  assert.ok(late.sinceRenewalMs * 2 >= LIVE_MS);
+  assert.ok(late.lateAtMs <= Date.now() && Date.now() < late.lapseAtMs);
+  assert.equal(
+    samples(prometheusText(), "snowdrift_lease_health").get(`space="${key}",node="0",state="renewing late"`),
+    1,
+  );
+  assert.ok(await until(() => l.health().state !== "renewing late", 10 * LIVE_MS));
+  assert.equal(l.health().state, "lapsed");
+  assert.equal(l.state, "lapsed");
+  assert.deepEqual(
+    events.filter((e) => e === "lapse"),
+    ["lapse"],
+  );
+  assert.equal(samples(prometheusText(), "snowdrift_lease_lapses_total").get(`space="${key}"`), 1);
+  await l.release();
+});
+
+test("observability: a clock step back under the borrow policy shows as time borrowed ahead", async () => {
+  const store = memoryStore();
+  const key = "ids:observe-ahead";
+  let now;
+  const l = await lease(store, leaseOptions({ ...options, key, clock: () => now ?? Date.now() }));
+  now = l.notBefore + 1; // the first time the lease may issue at
+  const gen = l.generator();
+  gen.next();
+  assert.equal(l.health().aheadMs, 0);
+  now -= 300;
+  gen.next(); // borrowed: timed at the newest time used, 300 ms ahead of the clock
+  const h = l.health();
+  assert.equal(h.aheadMs, 300);
+  assert.deepEqual(h.clock, { behind: 0, largestBehindMs: 0, clockWaits: 0, tickWaits: 0, aheadMs: 300 });
+  const text = prometheusText();
+  assert.equal(samples(text, "snowdrift_generator_ahead_seconds").get(`space="${key}",node="0"`), h.aheadMs / 1000);
+  await l.release();
+  assert.equal(l.health().state, "released");
+});
+
+test("observability: a clock step back the policy refuses is counted in the lease's clock metrics", async () => {
+  const store = memoryStore();
+  const key = "ids:observe-behind";
+  let now;
+  const l = await lease(store, leaseOptions({ ...options, key, clock: () => now ?? Date.now() }));
+  now = l.notBefore + 1; // the first time the lease may issue at
+  const gen = l.generator({ onClockBackwards: "fail" });
+  gen.next();
+  now -= 50;
+  assert.throws(() => gen.next(), /clock moved backwards by 50 ms/);
+  assert.throws(() => gen.next(), /clock moved backwards by 50 ms/);
+  now += 20;
+  assert.throws(() => gen.next(), /clock moved backwards by 30 ms/);
+  const { clock } = l.health();
+  assert.deepEqual(clock, { behind: 3, largestBehindMs: 50, clockWaits: 0, tickWaits: 0, aheadMs: 30 });
+  const text = prometheusText();
+  const labels = `space="${key}",node="0"`;
+  assert.equal(samples(text, "snowdrift_clock_behind_total").get(labels), 3);
+  assert.equal(samples(text, "snowdrift_clock_largest_behind_seconds").get(labels), 0.05);
+  assert.equal(samples(text, "snowdrift_clock_waits_total").get(labels), 0);
+  await l.release();
+});
+
+test("observability: the Prometheus text: every family typed once, labels escaped, the same values as collect()", async () => {
+  const store = memoryStore();
+  const key = 'ids:"quoted"\\back\nslash';
+  const l = await lease(store, leaseOptions({ ...options, key }));
+  const text = prometheusText();
+  const families = collect();
+  assert.equal(families.length, 16);
+  for (const f of families) {
+    assert.equal(text.split("\n").filter((line) => line === `# TYPE ${f.name} ${f.type}`).length, 1, f.name);
+    assert.ok(text.includes(`# HELP ${f.name} `));
+    for (const { labels, value } of f.values) {
+      assert.ok(Number.isFinite(value), `${f.name} ${JSON.stringify(labels)}`);
+    }
+  }
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("# ")) continue;
+    assert.match(line, /^[a-z_]+\{([a-z]+="([^"\\\n]|\\["\\n])*",?)+\} [-+0-9.e]+$/, line);
+  }
+  const escaped = 'space="ids:\\"quoted\\"\\\\back\\nslash"';
+  assert.equal(samples(text, "snowdrift_lease_acquires_total").get(escaped), 1);
+  assert.deepEqual(STATES, ["ok", "renewing late", "lapsed", "lost", "released"]);
+  await l.release();
+});
+
+test("observability: onEvent must be a function, and a callback that throws does not stop the lease", async () => {
+  assert.throws(
+    () => leaseOptions({ ...options, onEvent: 5 }),
+    /onEvent must be a function \(event, data\) hearing the lease's events/,
+  );
+  const store = memoryStore();
+  const l = await lease(
+    store,
+    leaseOptions({
+      ...options,
+      key: "ids:observe-throws",
+      renewEveryMs: 100,
+      onEvent: () => {
+        throw new Error("the app's callback failed");
+      },
+    }),
+  );
+  assert.ok(await until(() => l.health().renewals >= 2, 10 * LIVE_MS));
+  assert.equal(l.state, "live");
+  await l.release();
 });

@@ -17,7 +17,9 @@ import type { ErrorCode, IdInput, LayoutInfo, Parts, SnowdriftError, SnowdriftOp
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
-import type { Lease, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
+import type { Lease, LeaseHealth, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
+import { CHANNELS, collect, prometheusText, PROMETHEUS_CONTENT_TYPE } from "snowdrift/metrics";
+import type { LeaseEvent, MetricFamily } from "snowdrift/metrics";
 import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
 import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/postgres";
 import { redisStore } from "snowdrift/redis";
@@ -96,6 +98,21 @@ async function leased(client: RedisClient): Promise<[bigint, number, LeaseState]
   const stopped: AbortSignal = lease.signal;
   await lease.release();
   return [g.next(), lease.notBefore + through + (stopped.aborted ? 1 : 0), lease.state];
+}
+// lease.health(), onEvent and snowdrift/metrics.
+async function observed(client: RedisClient): Promise<string> {
+  const heard: [LeaseEvent, number][] = [];
+  const lease = await leaseNode(client, {
+    key: "ids:orders",
+    onEvent: (event, data) => heard.push([event, data.node]),
+  });
+  const h: LeaseHealth = lease.health();
+  const distance: number | null = h.fenceDistanceMs;
+  // @ts-expect-error: "stale" is not a health state
+  const wrong: LeaseHealth["state"] = "stale";
+  const families: MetricFamily[] = collect();
+  const channel: "snowdrift:lease:lost" = CHANNELS.lost;
+  return `${h.state} ${distance} ${wrong} ${families.length} ${channel} ${PROMETHEUS_CONTENT_TYPE}\n${prometheusText()}`;
 }
 // snowdrift/postgres: the same Lease, from a pg Pool or Client, in a schema.
 async function leasedFromPostgres(pool: PostgresClient): Promise<[bigint, number | null]> {

@@ -81,6 +81,11 @@ import {
   GEN_LAYOUT,
   GEN_NODE,
   GEN_ISSUED_THROUGH_MS,
+  GEN_BEHIND,
+  GEN_LARGEST_BEHIND_MS,
+  GEN_CLOCK_WAITS,
+  GEN_TICK_WAITS,
+  GEN_AHEAD_MS,
   DECODED_SPLIT,
   DECODED_SMALL,
   ID_AT_MIN,
@@ -500,6 +505,21 @@ function build(module) {
       return gen_fact(this.#gen, GEN_NODE);
     }
 
+    /** The clock trouble this generator met (counted off its fast path only): calls that
+     * found the clock behind it (`behind`, the largest distance `largestBehindMs`), calls
+     * that waited for the clock (`clockWaits`) or for the next tick (`tickWaits`), and how
+     * far its newest ID is ahead of the clock now (`aheadMs`). */
+    stats() {
+      const fact = (f) => gen_fact(this.#gen, f);
+      return {
+        behind: fact(GEN_BEHIND),
+        largestBehindMs: fact(GEN_LARGEST_BEHIND_MS),
+        clockWaits: fact(GEN_CLOCK_WAITS),
+        tickWaits: fact(GEN_TICK_WAITS),
+        aheadMs: fact(GEN_AHEAD_MS),
+      };
+    }
+
     /** Releases the wasm memory now instead of when the object is garbage-collected.
      * Afterwards the generator refuses every call with a clear error (its own methods
      * shadow the class's, so live generators' calls stay as they are), keeps `node` and
@@ -514,7 +534,7 @@ function build(module) {
       const refuse = () => {
         throw new Error("this generator was freed (free() or a using block released its memory)");
       };
-      for (const name of ["next", "nextString", "nextNumber", "nextBatch", "tryNext", "decode"]) {
+      for (const name of ["next", "nextString", "nextNumber", "nextBatch", "tryNext", "decode", "stats"]) {
         Object.defineProperty(this, name, { value: refuse });
       }
       Object.defineProperty(this, "setFenceMs", { value: () => {} });

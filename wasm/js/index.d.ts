@@ -127,6 +127,22 @@ export interface PartsInput {
 }
 
 /** A Snowflake ID generator. IDs are unique and strictly increasing. */
+/** What a generator counted of its clock's trouble (`Snowdrift.stats()`). */
+export interface ClockStats {
+  /** Calls that found the clock behind the generator's newest tick (a step back, or under
+   * "borrow" IDs past `maxAheadMs`): waited for or refused. A step back "borrow" absorbs
+   * shows in `aheadMs` instead. */
+  behind: number;
+  /** The largest of those distances, ms. */
+  largestBehindMs: number;
+  /** Calls that waited for the clock to catch up. */
+  clockWaits: number;
+  /** Calls that waited for the next tick, their tick's sequence used up. */
+  tickWaits: number;
+  /** How far the newest ID is timed ahead of the clock now, ms (0 when not ahead). */
+  aheadMs: number;
+}
+
 export declare class Snowdrift {
   /** @throws {TypeError} an option of the wrong type. @throws {RangeError} an option out of range. */
   constructor(options?: SnowdriftOptions);
@@ -153,6 +169,8 @@ export declare class Snowdrift {
   readonly issuedThroughMs: number;
   /** The node id. */
   readonly node: number;
+  /** The clock trouble this generator met, counted off its fast path only. */
+  stats(): ClockStats;
   /** Releases the wasm memory now instead of when the object is garbage-collected (under
    * workerd, which has no FinalizationRegistry, only this releases it). Afterwards its
    * calls throw an Error ("this generator was freed ..."), `setFenceMs` does nothing, and

@@ -20,9 +20,10 @@ import {
   MIN_RENEW_EVERY_MS,
   MIN_TTL_MS,
 } from "./lease-limits.mjs";
+import { report, track } from "./lease-metrics.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
-export const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock"];
+export const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock", "onEvent"];
 // Generator options a lease decides itself.
 const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
 const CODE = /^(LEASED|CONFIG|LOST) /;
@@ -81,6 +82,7 @@ export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], 
     throw new RangeError(`holder has ${holderText.length} characters (allowed 0..=${MAX_HOLDER})`);
   }
   optFn("clock", options.clock, "a function returning Unix milliseconds");
+  optFn("onEvent", options.onEvent, "a function (event, data) hearing the lease's events");
   return {
     space,
     facts,
@@ -90,6 +92,7 @@ export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], 
     holder: options.holder ?? holder,
     layout: options.layout,
     clock: options.clock,
+    onEvent: options.onEvent,
   };
 }
 
@@ -271,6 +274,9 @@ export class HeldLease {
   #next; // the token sent to replace the lease's, while no renewal sent with it succeeded
   #controller = new AbortController();
   #released;
+  #renewals = 0; // renewals the store accepted
+  #renewalFailures = 0; // renewals that failed (LOST included)
+  #lastLatency = null; // ms the newest answered renewal took
 
   constructor(api, store, o, token, sentAt, grant) {
     this.#api = api;
@@ -290,6 +296,61 @@ export class HeldLease {
     this.state = "live";
     /** Why the lease stopped (undefined while live). */
     this.error = undefined;
+    track(this, true);
+    this._report("acquire", { notBefore: grant.notBefore, until: grant.until, latencyMs: performance.now() - sentAt });
+  }
+
+  /** Reports `event` (lease-metrics.mjs): counted, published to its diagnostics channel,
+   * passed to the `onEvent` option. */
+  _report(event, data) {
+    report(this.#o.space, event, { space: this.#o.space, node: this.node, ...data }, this.#o.onEvent);
+  }
+
+  /**
+   * The lease's health now, by the holder's rules (`decide`), with its times as Unix ms:
+   * - `ok`: live, and the newest successful call (acquire or renewal) was sent less than
+   *   half of `ttl - skew` ago;
+   * - `renewing late`: live, and half of `ttl - skew` or more passed since then (from
+   *   there on callers await the renewal: `decide`'s `wait`);
+   * - `lapsed`: `ttl - skew` passed with no renewal succeeding: the lease stopped (a
+   *   lease found so here stops now, as `keep` would stop it);
+   * - `lost`: the store answered LOST (another holder has the id, or the store lost it);
+   * - `released`.
+   * `clock` is the generator's `stats()` (null before it exists).
+   */
+  health() {
+    if (this.state === "live" && this._decide(true).action === "lapse") this._lapse();
+    const now = performance.now();
+    const wall = Date.now();
+    const unix = (t) => Math.round(wall - (now - t));
+    const { ttl, skew, space } = this.#o;
+    const since = now - this.#okSentAt;
+    let state = this.state;
+    if (state === "live") state = 2 * since >= ttl - skew ? "renewing late" : "ok";
+    const through = this.#gen?.issuedThroughMs ?? null;
+    let clock = null;
+    try {
+      clock = this.#gen?.stats() ?? null;
+    } catch {} // a freed generator
+    return {
+      state,
+      space,
+      node: this.node,
+      fenceMs: this.until,
+      notBeforeMs: this.notBefore,
+      lastRenewalMs: unix(this.#okSentAt),
+      sinceRenewalMs: Math.round(since),
+      lateAtMs: unix(this.#okSentAt + (ttl - skew) / 2),
+      lapseAtMs: unix(this.#okSentAt + ttl - skew),
+      issuedThroughMs: through,
+      fenceDistanceMs: through === null ? null : Math.max(0, this.until - through),
+      aheadMs: clock?.aheadMs ?? null,
+      clock,
+      renewals: this.#renewals,
+      renewalFailures: this.#renewalFailures,
+      lastRenewalLatencyMs: this.#lastLatency,
+      error: this.error,
+    };
   }
 
   /** Aborted when the lease stops, with `error` as its reason. */
@@ -389,23 +450,33 @@ export class HeldLease {
     // renewal sent again (its reply lost).
     this.#next ??= newToken();
     const ticket = { ...this.#ticket, next: this.#next };
+    let until;
     try {
-      const until = await this.#store.renew(ticket, this.#o.ttl);
-      if (this.#ticket.token === ticket.token) {
-        this.#ticket.token = ticket.next;
-        this.#next = undefined;
-      }
-      if (this.state !== "live") return;
-      // A reply that comes after the lapse was due does not count: the lease lapsed.
-      if (this._decide(true).action === "lapse") return this._lapse();
-      if (until > this.until) this.until = until;
-      this.#gen?.setFenceMs(this.until);
-      if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
+      until = await this.#store.renew(ticket, this.#o.ttl);
     } catch (e) {
+      const latencyMs = performance.now() - sentAt;
+      this.#renewalFailures++;
+      this.#lastLatency = latencyMs;
+      this._report("renew-failed", { error: e, latencyMs });
       // LOST for a token this holder already replaced is its own renewal overtaking this
       // one (calls on several connections), not another holder's.
       if (codeOf(e) === "LOST" && this.#ticket.token === ticket.token) this._stop("lost", storeError(e));
+      return;
     }
+    const latencyMs = performance.now() - sentAt;
+    this.#renewals++;
+    this.#lastLatency = latencyMs;
+    this._report("renew", { until, latencyMs });
+    if (this.#ticket.token === ticket.token) {
+      this.#ticket.token = ticket.next;
+      this.#next = undefined;
+    }
+    if (this.state !== "live") return;
+    // A reply that comes after the lapse was due does not count: the lease lapsed.
+    if (this._decide(true).action === "lapse") return this._lapse();
+    if (until > this.until) this.until = until;
+    this.#gen?.setFenceMs(this.until);
+    if (sentAt > this.#okSentAt) this.#okSentAt = sentAt;
   }
 
   /** Called once, when the lease stops. */
@@ -425,6 +496,8 @@ export class HeldLease {
     this.#gen?.setFenceMs(0);
     this.state = state;
     this.error = error;
+    track(this, false);
+    this._report(state === "lapsed" ? "lapse" : state === "lost" ? "lost" : "release", { error });
     this._stopped();
     this.#controller.abort(error);
   }

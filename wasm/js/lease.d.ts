@@ -1,4 +1,4 @@
-import type { Layout, Snowdrift, SnowdriftOptions } from "./index.js";
+import type { ClockStats, Layout, Snowdrift, SnowdriftOptions } from "./index.js";
 
 /** The options of `leaseNode`, whatever the store. */
 export interface LeaseOptions {
@@ -16,6 +16,60 @@ export interface LeaseOptions {
   holder?: string;
   /** The generator's clock (Unix ms); for tests. */
   clock?: () => number;
+  /** Hears the lease's events (`acquire`, `renew`, `renew-failed`, `lost`, `lapse`,
+   * `release`) with their data; errors it throws are dropped. */
+  onEvent?: (event: import("./metrics.js").LeaseEvent, data: LeaseEventData) => void;
+}
+
+/** What an event carries: always the space and node; times in ms. */
+export interface LeaseEventData {
+  space: string;
+  node: number;
+  /** `acquire`: the grant's. */
+  notBefore?: number;
+  /** `acquire`, `renew`: the fence granted (Unix ms, the store's clock). */
+  until?: number;
+  /** `acquire`, `renew`, `renew-failed`: from sending the call to its answer. */
+  latencyMs?: number;
+  /** `renew-failed`: the store's error; `lost`, `lapse`, `release`: why the lease stopped. */
+  error?: Error;
+}
+
+/** A lease's health (see `Lease.health`). */
+export type LeaseHealthState = "ok" | "renewing late" | "lapsed" | "lost" | "released";
+
+/** What `Lease.health()` reports. Times are Unix ms (the fence and notBefore of the
+ * store's clock, the rest of this host's); durations ms. */
+export interface LeaseHealth {
+  state: LeaseHealthState;
+  space: string;
+  node: number;
+  /** The fence: IDs are timed before it. */
+  fenceMs: number;
+  notBeforeMs: number;
+  /** When the newest successful call (the acquire or a renewal) was sent. */
+  lastRenewalMs: number;
+  /** How long ago that was. */
+  sinceRenewalMs: number;
+  /** When the lease turns `renewing late` if no renewal succeeds first. */
+  lateAtMs: number;
+  /** When it lapses if no renewal succeeds first. */
+  lapseAtMs: number;
+  /** The generator's newest ID time; null before the generator exists. */
+  issuedThroughMs: number | null;
+  /** ID time from the newest ID to the fence; null before the generator exists. */
+  fenceDistanceMs: number | null;
+  /** How far the newest ID is timed ahead of the generator's clock (time borrowed); null before the generator exists. */
+  aheadMs: number | null;
+  /** The generator's clock trouble (`Snowdrift.stats()`); null before the generator exists. */
+  clock: ClockStats | null;
+  /** Renewals the store accepted, and those that failed. */
+  renewals: number;
+  renewalFailures: number;
+  /** How long the newest answered renewal took; null before the first. */
+  lastRenewalLatencyMs: number | null;
+  /** Why the lease stopped; undefined while live. */
+  error: Error | undefined;
 }
 
 export type LeaseState = "live" | "lapsed" | "lost" | "released";
@@ -40,6 +94,13 @@ export declare class Lease {
    * @throws {Error} on a second call (one generator per lease), or when the lease stopped.
    */
   generator(options?: Omit<SnowdriftOptions, "layout" | "node" | "datacenter" | "worker" | "resumeAfter">): Snowdrift;
+  /**
+   * The lease's health by the holder's rules: `ok`; `renewing late` once half of `ttlMs -
+   * skewMs` passed since the newest successful call was sent (callers then await the
+   * renewal); `lapsed` at `ttlMs - skewMs` (the lease stops: a lease found lapsed here
+   * stops now); `lost` when the store answered LOST; `released`.
+   */
+  health(): LeaseHealth;
   /** Stops the generator and hands the id on to the next holder. Idempotent. */
   release(): Promise<void>;
 }

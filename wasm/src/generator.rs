@@ -18,7 +18,10 @@ pub struct Gen {
     pub(crate) layout: Layout,
 }
 
-use crate::shared::{GEN_LAYOUT, GEN_NODE, POLICY_FAIL, POLICY_WAIT};
+use crate::shared::{
+    GEN_BEHIND, GEN_CLOCK_WAITS, GEN_ISSUED_THROUGH_MS, GEN_LARGEST_BEHIND_MS, GEN_LAYOUT,
+    GEN_NODE, GEN_TICK_WAITS, POLICY_FAIL, POLICY_WAIT,
+};
 
 /// A new generator on `*layout` for `node` (checked by the core), with the policy and its
 /// bound, on `Date.now` (`clock` = -1) or the user's clock function number `clock`.
@@ -249,8 +252,9 @@ pub unsafe fn gen_restore(generator: *mut Gen) {
 }
 
 /// Facts about a generator: [`GEN_LAYOUT`] the address of its layout (for `decode`),
-/// [`GEN_NODE`] its node id, else (`GEN_ISSUED_THROUGH_MS`) a Unix millisecond at or after
-/// the time of every ID it has issued.
+/// [`GEN_NODE`] its node id, [`GEN_ISSUED_THROUGH_MS`] a Unix millisecond at or after
+/// the time of every ID it has issued, else one of its `ClockStats` ([`GEN_BEHIND`] ...
+/// [`GEN_AHEAD_MS`]).
 ///
 /// # Safety
 /// `generator` is a live generator from `gen_new`.
@@ -261,7 +265,17 @@ pub unsafe fn gen_fact(generator: *mut Gen, field: u32) -> f64 {
     match field {
         GEN_LAYOUT => &generator.layout as *const Layout as usize as f64,
         GEN_NODE => generator.generator.node() as f64,
-        _ => generator.generator.issued_through_ms() as f64,
+        GEN_ISSUED_THROUGH_MS => generator.generator.issued_through_ms() as f64,
+        field => {
+            let stats = generator.generator.stats();
+            (match field {
+                GEN_BEHIND => stats.behind,
+                GEN_LARGEST_BEHIND_MS => stats.largest_behind_ms,
+                GEN_CLOCK_WAITS => stats.clock_waits,
+                GEN_TICK_WAITS => stats.tick_waits,
+                _ => stats.ahead_ms,
+            }) as f64
+        }
     }
 }
 

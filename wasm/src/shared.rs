@@ -66,6 +66,16 @@ pub const GEN_LAYOUT: u32 = 0;
 pub const GEN_NODE: u32 = 1;
 /// `gen_fact` field: a Unix ms at or after the time of every ID issued.
 pub const GEN_ISSUED_THROUGH_MS: u32 = 2;
+/// `gen_fact` field: calls that found the clock behind (`ClockStats::behind`).
+pub const GEN_BEHIND: u32 = 3;
+/// `gen_fact` field: the largest of those distances, ms.
+pub const GEN_LARGEST_BEHIND_MS: u32 = 4;
+/// `gen_fact` field: calls that waited for the clock.
+pub const GEN_CLOCK_WAITS: u32 = 5;
+/// `gen_fact` field: calls that waited for the next tick.
+pub const GEN_TICK_WAITS: u32 = 6;
+/// `gen_fact` field: ms the newest ID is ahead of the clock now.
+pub const GEN_AHEAD_MS: u32 = 7;
 
 /// `decode`'s result bit: the layout splits the node into datacenter + worker.
 pub const DECODED_SPLIT: i32 = 1;

@@ -12,7 +12,9 @@
 //! the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
 //! `holder.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease store as a Durable
 //! Object and its Workers client), `snowdrift/http` (the lease handler, `lease-http.mjs`,
-//! one entry per runtime) and `snowdrift/browser-lease` (its browser client) each bundled
+//! one entry per runtime), `snowdrift/metrics` (what the leases of a process report,
+//! `lease-metrics.mjs`, one registry on `globalThis` for every bundle that holds leases)
+//! and `snowdrift/browser-lease` (its browser client) each bundled
 //! with the checks, the entry points, the
 //! types, the `snowdrift` command and package.json. The names of the core's preset layouts
 //! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
@@ -47,6 +49,8 @@ const BUNDLED: &[&str] = &[
     "check.mjs",
     "error-codes.mjs",
     "lease-rules.mjs",
+    "lease-metrics.mjs",
+    "metrics.mjs",
     "lease-limits.mjs",
     "redis-space.mjs",
     "persist.mjs",
@@ -255,6 +259,8 @@ pub fn build() -> Result {
             &["./workerd.js"],
         ),
         ("http-node.cjs", "cjs", "http-node.cjs", &["./node.cjs"]),
+        ("metrics.mjs", "esm", "metrics.mjs", &[]),
+        ("metrics.mjs", "cjs", "metrics.cjs", &[]),
         ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
         ("seal-api.mjs", "esm", "seal-api.mjs", &[]),
         ("seal-api.mjs", "cjs", "seal-api.cjs", &[]),

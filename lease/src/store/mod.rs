@@ -99,6 +99,44 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// How many node ids an acquire could take now: those never leased and those whose
+    /// fence passed by the store's clock; `None` when the space does not exist.
+    ///
+    /// ```
+    /// use snowdrift_lease::{Listed, Listing};
+    /// let listing = Listing {
+    ///     now: 1_000,
+    ///     capacity: Some(8),
+    ///     ttl_ms: Some(100),
+    ///     skew_ms: Some(10),
+    ///     created: Some(0),
+    ///     next: Some(3),
+    ///     ids: vec![
+    ///         Listed { node: 0, until: 900, holder: None },
+    ///         Listed { node: 1, until: 1_050, holder: Some("a".into()) },
+    ///         Listed { node: 2, until: 1_100, holder: Some("b".into()) },
+    ///     ],
+    /// };
+    /// assert_eq!(listing.free_ids(), Some(6)); // ids 3..8 never leased, and id 0
+    /// ```
+    pub fn free_ids(&self) -> Option<u64> {
+        let never = self.capacity?.saturating_sub(self.next?);
+        let ended = self.ids.iter().filter(|l| l.until <= self.now).count() as u64;
+        Some(never + ended)
+    }
+
+    /// Records the space's free and total node ids as the gauges
+    /// `snowdrift_space_free_ids` and `snowdrift_space_capacity` (label `space`), for a
+    /// listing taken on your schedule (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub fn record(&self, space: &str) {
+        if let (Some(free), Some(capacity)) = (self.free_ids(), self.capacity) {
+            let space = space.to_owned();
+            metrics::gauge!("snowdrift_space_free_ids", "space" => space.clone()).set(free as f64);
+            metrics::gauge!("snowdrift_space_capacity", "space" => space).set(capacity as f64);
+        }
+    }
+
     /// A listing from a store's reply: its clock, the space's settings in the reply's
     /// order (capacity, TTL, skew, created, next) and its ids.
     pub(crate) fn from_reply(now: u64, settings: [Option<u64>; 5], ids: Vec<Listed>) -> Listing {

@@ -17,6 +17,21 @@ pub mod scenarios;
 const START_LIMIT: Duration = Duration::from_secs(5);
 const CLUSTER_LIMIT: Duration = Duration::from_secs(15);
 
+/// Wall time less a shared offset that a test steps back.
+#[derive(Clone, Default)]
+#[allow(dead_code)]
+pub struct SteppedBack(pub std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl snowdrift::Clock for SteppedBack {
+    fn now_ms(&self) -> u64 {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as u64;
+        wall - self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// The IDs of the tests: 41-bit ms since 2024, `node_bits`, 12-bit sequence.
 pub fn layout(node_bits: u32) -> Layout {
     Layout::builder()

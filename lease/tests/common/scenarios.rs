@@ -4,7 +4,7 @@
 use super::gated::{Gated, Outcome, REPLIES_LOST};
 use super::layout;
 use snowdrift::Layout;
-use snowdrift_lease::{Error, Lease, Space, State, Store, Ticket};
+use snowdrift_lease::{Error, HealthState, Lease, Space, State, Store, Ticket};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,7 @@ macro_rules! store_scenarios {
             a_renewal_sent_twice_with_one_pair_renews_twice_and_the_pair_releases => a_renewal_sent_twice_renews_twice_and_its_pair_releases,
             the_listing_shows_settings_ids_and_holders => list,
             a_space_has_one_setting => one_setting,
+            health_is_ok_then_renewing_late_then_lapsed_when_renewals_fail => health_late_then_lapsed,
         }
     };
 }
@@ -395,15 +396,7 @@ pub fn a_copy_renewing_after_the_holder_is_lost<K: Store>(store: &K) {
 /// beat since, is told the lease is lost at its next renewal, and its generator stops.
 pub fn a_holder_whose_copy_renewed_first_is_lost<K: Store>(store: &K) {
     let (ttl, skew) = (2_000, 100);
-    let space = Space::new("test:copied-first", layout(0))
-        .ttl_ms(ttl)
-        .skew_ms(skew)
-        .renew_every_ms(100);
-    // Past the new space's guard, a lease is usable at its grant, without a renewal.
-    Lease::acquire(store, &space)
-        .and_then(Lease::release)
-        .expect("first lease");
-    sleep(Duration::from_millis(ttl + skew + 100));
+    let space = past_its_guard(store, "test:copied-first", ttl, skew);
     let gated = Gated::new(store.clone());
     gated.shut(true);
     let lease = Lease::acquire(&gated, &space).expect("acquire");
@@ -417,6 +410,14 @@ pub fn a_holder_whose_copy_renewed_first_is_lost<K: Store>(store: &K) {
         sleep(Duration::from_millis(5));
     }
     lost_to_the_copy(&gated, &copy, &lease);
+    let health = lease.health();
+    assert_eq!(health.state, HealthState::Lost);
+    assert_eq!(health.renewals, 0, "no renewal of the holder was accepted");
+    assert_eq!(
+        health.renewal_failures as usize,
+        gated.count(Outcome::Shut) + gated.count(Outcome::Lost),
+        "every renewal that failed is counted: {health:?}"
+    );
     // The holder's release writes nothing; the copy renews on with its token, and releases.
     lease
         .release()
@@ -557,4 +558,65 @@ pub async fn copies_of_the_async_holder<K: Store + snowdrift_lease::AsyncStore>(
         .release_async()
         .await
         .expect("releasing a lost lease is not an error");
+}
+
+/// `Lease::health` through a lease's life: `Ok` while renewals succeed, `RenewingLate`
+/// once half of `ttl - skew` passed since the newest successful one was sent (renewals
+/// fail at a shut gate), then `Lapsed` at `ttl - skew`.
+pub fn health_late_then_lapsed<K: Store>(store: &K) {
+    let (ttl, skew) = (1_000, 100);
+    let space = past_its_guard(store, "test:health", ttl, skew);
+    let gated = Gated::new(store.clone());
+    let lease = Lease::acquire(&gated, &space).expect("acquire");
+    gated.wait_for(2, Outcome::Renewed);
+    assert!(!take(&lease, 10).is_empty());
+    let ok = lease.health();
+    assert_eq!(ok.state, HealthState::Ok);
+    assert_eq!(ok.node, lease.node());
+    assert!(ok.renewals >= 2, "{ok:?}");
+    assert_eq!(ok.renewal_failures, 0);
+    assert!(ok.last_renewal_latency.is_some());
+    let live_for = Duration::from_millis(ttl - skew);
+    assert_eq!(ok.lapse_at - ok.last_renewal_sent, live_for);
+    assert_eq!(ok.late_at - ok.last_renewal_sent, live_for / 2);
+    assert_eq!(ok.fence_distance_ms, ok.fence_ms - ok.issued_through_ms);
+    assert!(ok.fence_distance_ms > 0);
+
+    gated.shut(true);
+    let start = Instant::now();
+    let mut health = lease.health();
+    while health.state == HealthState::Ok && start.elapsed() < Duration::from_secs(5) {
+        sleep(Duration::from_millis(5));
+        health = lease.health();
+    }
+    assert_eq!(
+        health.state,
+        HealthState::RenewingLate,
+        "late before the lapse: {health:?}"
+    );
+    assert!(Instant::now() >= health.late_at && health.last_renewal_sent < health.late_at);
+    assert!(lease.is_live());
+    while health.state == HealthState::RenewingLate && start.elapsed() < Duration::from_secs(5) {
+        sleep(Duration::from_millis(5));
+        health = lease.health();
+    }
+    assert_eq!(health.state, HealthState::Lapsed, "{health:?}");
+    assert_eq!(lease.state(), State::Lapsed);
+    assert!(health.renewal_failures >= 1, "{health:?}");
+    assert!(Instant::now() >= health.lapse_at);
+    lease.release().expect("release");
+}
+
+/// A space of one node id (`ttl`, `skew`, renewed every 100 ms) made and waited past its
+/// guard, so that a lease of it is usable at its grant, without a renewal.
+fn past_its_guard<K: Store>(store: &K, name: &str, ttl: u64, skew: u64) -> Space {
+    let space = Space::new(name, layout(0))
+        .ttl_ms(ttl)
+        .skew_ms(skew)
+        .renew_every_ms(100);
+    Lease::acquire(store, &space)
+        .and_then(Lease::release)
+        .expect("first lease");
+    sleep(Duration::from_millis(ttl + skew + 100));
+    space
 }

@@ -17,5 +17,7 @@ mod policies;
 mod promises;
 #[path = "../../../core/tests/properties.rs"]
 mod properties;
+#[path = "../../../core/tests/stats.rs"]
+mod stats;
 #[path = "../../../core/tests/vectors.rs"]
 mod vectors;

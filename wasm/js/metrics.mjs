@@ -1,0 +1,10 @@
+// `snowdrift/metrics`: what every lease of the process reports (lease-metrics.mjs), as
+// Prometheus text or as metric families, and the names of its diagnostics channels.
+export {
+  CHANNELS,
+  EVENTS,
+  PROMETHEUS_CONTENT_TYPE,
+  STATES,
+  collect,
+  prometheusText,
+} from "./lease-metrics.mjs";
