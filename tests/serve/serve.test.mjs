@@ -165,7 +165,8 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   assert.equal(health.status, 200);
   const h = await health.json();
   assert.equal(h.status, "ok");
-  assert.equal(h.state, "live");
+  assert.equal(h.state, "ok");
+  assert.equal(h.space, "api");
   const [listed] = await leases("api");
   assert.equal(h.node, listed.node);
   assert.equal(listed.state, "live");
@@ -189,6 +190,11 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   assert.equal(value("snowdrift_serve_ids_request_seconds_count"), 3 + 2 + 2 + 7 + 1 + 1 + 1);
   assert.equal(value("snowdrift_serve_lease_live"), 1);
   assert.equal(value("snowdrift_serve_lease_node"), listed.node);
+  // The leases' own metrics (snowdrift/metrics) follow the service's.
+  const labels = `{space="api",node="${listed.node}"`;
+  assert.equal(value(`snowdrift_lease_health${labels},state="ok"}`), 1);
+  assert.ok(value(`snowdrift_lease_fence_seconds${labels}}`) >= h.fenceMs / 1000, "the fence, renewed or not");
+  assert.equal(value('snowdrift_lease_acquires_total{space="api"}'), 1);
 
   assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
   assert.match(service.log(), new RegExp(`released node ${listed.node} of 'api'`));

@@ -449,23 +449,22 @@ export function httpFor(api) {
         return reply(e.status, { error: { code: e.code, message: e.message } });
       }
     };
-    /** The handler's own lease of `space` (the one `ids` issues from), acquired when it
-     * holds none and renewed when due, as an `ids` call would: `{ state: "live", node,
-     * notBefore, until }` (the lease's `health()` too where the holder has one), or the
-     * 503 or 409 an `ids` call would answer, as `{ status, error: { code, message } }`.
-     * Over a store that issues IDs itself (the Durable Object), no lease is held:
-     * `{ state: "store" }`. */
+    /** The health of the handler's own lease of `space` (the one `ids` issues from),
+     * acquired when it holds none and renewed when due, as an `ids` call would: the lease's
+     * `health()` (state `ok` or `renewing late`: it can issue), or `{ state: "unavailable",
+     * status, error: { code, message } }` with the 503 or 409 an `ids` call would answer.
+     * Over a store that issues IDs itself (the Durable Object) no lease is held: `{ state:
+     * "store" }`. */
     handler.health = async (space) => {
       const s = spaces.get(space);
       if (s === undefined) throw new RangeError(`space ${describe(space)} is not served here`);
       if (typeof store.ids === "function") return { state: "store" };
       try {
-        const lease = await ownLease(s);
-        const { state, node, notBefore, until } = lease;
-        return { state, node, notBefore, until, ...(typeof lease.health === "function" ? lease.health() : {}) };
+        const { error: _, ...health } = (await ownLease(s)).health();
+        return health;
       } catch (e) {
         const h = e instanceof HttpError ? e : new HttpError(503, "UNAVAILABLE", e.message);
-        return { status: h.status, error: { code: h.code, message: h.message } };
+        return { state: "unavailable", status: h.status, error: { code: h.code, message: h.message } };
       }
     };
     /** The handler's own lease of `space` as it stands, without a store call (its `state`,

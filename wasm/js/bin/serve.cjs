@@ -14,6 +14,7 @@ const { readFileSync } = require("node:fs");
 const { timingSafeEqual } = require("node:crypto");
 const { join } = require("node:path");
 const { createRequire } = require("node:module");
+const { PROMETHEUS_CONTENT_TYPE, prometheusText } = require("../metrics.cjs");
 
 const USAGE = `usage: snowdrift serve (--redis URL | --postgres URL [--schema NAME])
                        (--token-file F | --no-auth) [options]
@@ -66,6 +67,8 @@ const BODY_TIMEOUT_MS = 10_000;
 const RETRY_AFTER_S = "1";
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
 const TOKEN = /^[\x21-\x7e]{16,1024}$/;
+/** The lease health states (`health()`) in which the service can issue. */
+const CAN_ISSUE = ["ok", "renewing late"];
 
 /** The settings of `argv` (after `serve`), checked; a TypeError or RangeError naming the
  * flag, its value and what it takes. */
@@ -276,7 +279,7 @@ async function openStore(o) {
   return { store: postgresStore(pool, schema), ready: Promise.resolve(), where, close: () => pool.end() };
 }
 
-/** The service's counters, as Prometheus text. */
+/** The service's counters, as Prometheus text, followed by the leases' own. */
 class Metrics {
   requests = new Map(); // "path status" -> count
   errors = new Map(); // code -> count
@@ -339,11 +342,10 @@ class Metrics {
     ]);
     if (live) {
       metric("snowdrift_serve_lease_node", "gauge", "The node id of the service's lease.", [["", lease.node]]);
-      metric("snowdrift_serve_lease_until_seconds", "gauge", "The end of the service's lease (Unix time).", [
-        ["", lease.until / 1000],
-      ]);
     }
-    return `${lines.join("\n")}\n`;
+    // Then what every lease of the process reports (`snowdrift/metrics`): renewals, their
+    // failures and time, LOSTs, lapses, the lease's health, fence and clock trouble.
+    return `${lines.join("\n")}\n${prometheusText()}`;
   }
 }
 
@@ -488,13 +490,13 @@ async function serve(argv) {
       return error(405, "METHOD", `method ${req.method} is not allowed on ${path} (${allow})`, { allow });
     }
     if (path === "/metrics") {
-      return send(200, metrics.text(handler.lease(o.space)), { "content-type": "text/plain; version=0.0.4" });
+      return send(200, metrics.text(handler.lease(o.space)), { "content-type": PROMETHEUS_CONTENT_TYPE });
     }
     if (stopping) return error(503, "SHUTTING_DOWN", "the ID service is shutting down; try again");
     if (path === "/health") {
       const h = await handler.health(o.space);
-      if (h.state !== "live") return send(503, { status: "unavailable", error: h.error });
-      return send(200, { status: "ok", space: o.space, ...h });
+      if (!CAN_ISSUE.includes(h.state)) return send(503, { status: "unavailable", error: h.error });
+      return send(200, { status: "ok", ...h });
     }
     if (o.auth && !/^Bearer +\S+\s*$/i.test(req.headers.authorization ?? "")) {
       return error(401, "UNAUTHORIZED", "POST /ids needs an Authorization: Bearer <token> header", {
@@ -551,7 +553,11 @@ async function serve(argv) {
   let told = "";
   const keep = () =>
     handler.health(o.space).then((h) => {
-      const now = h.state === "live" ? `leased node ${h.node} of '${o.space}'` : `no lease: ${h.error.message}`;
+      const now = !CAN_ISSUE.includes(h.state)
+        ? `no lease: ${h.error.message}`
+        : h.state === "ok"
+          ? `leased node ${h.node} of '${o.space}'`
+          : `node ${h.node} of '${o.space}' is ${h.state}: no renewal succeeded for ${h.sinceRenewalMs} ms (it lapses at ${new Date(h.lapseAtMs).toISOString()})`;
       if (now !== told) log(now);
       told = now;
     });
