@@ -55,6 +55,14 @@
 //!   `postgres/`, over `tokio-postgres` on a private single-thread runtime so every call
 //!   has a timeout; no tokio runtime of yours is needed). With `tokio` too, it is an
 //!   [`AsyncStore`] for [`Lease::acquire_async`], on your runtime.
+//! - `metrics`: every lease reports through the [`metrics`](https://docs.rs/metrics)
+//!   facade (renewals, failures, `LOST`, lapses, the fence, the generator's clock trouble);
+//!   plug in the recorder of your choice. `docs/observability.md` lists the names.
+//! - `tracing`: `tracing` events (target `snowdrift_lease`) for acquires, failed renewals,
+//!   `LOST`, lapses and the clock found behind the generator.
+//!
+//! [`Lease::health`] says where a lease stands (`ok`, `renewing late`, `lapsed`, `lost`)
+//! with or without them.
 //!
 //! MSRV: Rust 1.88 (that of `redis` 1.8).
 

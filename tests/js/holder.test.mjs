@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import * as api from "snowdrift";
-import { CHANNELS, EVENTS, STATES, collect, prometheusText } from "snowdrift/metrics";
+import { CHANNELS, EVENTS, STATES, collect, freeIds, prometheusText, recordListing } from "snowdrift/metrics";
 import {
   HeldLease,
   NEAR_FENCE_MS,
@@ -442,7 +442,7 @@ test("observability: the Prometheus text: every family typed once, labels escape
   const l = await lease(store, leaseOptions({ ...options, key }));
   const text = prometheusText();
   const families = collect();
-  assert.equal(families.length, 16);
+  assert.equal(families.length, 18);
   for (const f of families) {
     assert.equal(text.split("\n").filter((line) => line === `# TYPE ${f.name} ${f.type}`).length, 1, f.name);
     assert.ok(text.includes(`# HELP ${f.name} `));
@@ -480,4 +480,26 @@ test("observability: onEvent must be a function, and a callback that throws does
   assert.ok(await until(() => l.health().renewals >= 2, 10 * LIVE_MS));
   assert.equal(l.state, "live");
   await l.release();
+});
+
+test("observability: a space's free node ids: never leased, or fence passed by the store's clock; recorded as gauges", () => {
+  const lease = (node, untilMs) => ({ node, untilMs, holder: untilMs > 1000 ? "a holder" : null });
+  const listing = {
+    nowMs: 1000,
+    capacity: 8,
+    ttlMs: 100,
+    skewMs: 10,
+    createdMs: 0,
+    next: 3,
+    leases: [lease(0, 900), lease(1, 1000), lease(2, 1001)],
+  };
+  assert.equal(freeIds(listing), 7, "ids 3..8 never leased, and ids 0 and 1 whose fences passed");
+  const none = { ...listing, capacity: null, next: null, leases: [] };
+  assert.equal(freeIds(none), null, "no such space");
+  recordListing("ids:listed", listing);
+  const text = prometheusText();
+  assert.equal(samples(text, "snowdrift_space_free_ids").get('space="ids:listed"'), 7);
+  assert.equal(samples(text, "snowdrift_space_capacity").get('space="ids:listed"'), 8);
+  recordListing("ids:listed", none);
+  assert.equal(samples(prometheusText(), "snowdrift_space_free_ids").get('space="ids:listed"'), undefined);
 });

@@ -22,7 +22,7 @@ export const CHANNELS = Object.fromEntries(EVENTS.map((e) => [e, `snowdrift:leas
 function registry() {
   let r = globalThis[KEY];
   if (r === undefined) {
-    r = { spaces: new Map(), leases: new Set(), channels: undefined };
+    r = { spaces: new Map(), leases: new Set(), listings: new Map(), channels: undefined };
     Object.defineProperty(globalThis, KEY, { value: r });
   }
   return r;
@@ -86,6 +86,24 @@ export function report(space, event, data, onEvent) {
       onEvent(event, data);
     } catch {}
   }
+}
+
+/** How many node ids an acquire could take now in a space's `listing` (`list` of
+ * `snowdrift/redis` or `snowdrift/postgres`): those never leased and those whose fence
+ * passed by the store's clock; null when the space does not exist. */
+export function freeIds(listing) {
+  if (listing?.capacity == null || listing.next == null) return null;
+  const ended = listing.leases.filter((l) => l.untilMs <= listing.nowMs).length;
+  return Math.max(0, listing.capacity - listing.next) + ended;
+}
+
+/** Records the free and total node ids of `space` from its `listing`, taken on the app's
+ * schedule (a store call), for the gauges `snowdrift_space_free_ids` and
+ * `snowdrift_space_capacity`. */
+export function recordListing(space, listing) {
+  const free = freeIds(listing);
+  if (free === null) registry().listings.delete(space);
+  else registry().listings.set(space, { free, capacity: listing.capacity });
 }
 
 // name, type, help, and what each sample reads.
@@ -183,6 +201,17 @@ export function collect() {
     labelNames: ["space"],
     values: [...r.spaces].map(([space, c]) => ({ labels: { space }, value: c[key] })),
   }));
+  for (const [name, key, help] of [
+    [
+      "snowdrift_space_free_ids",
+      "free",
+      "Node ids an acquire could take (never leased, or fence passed), as last recorded.",
+    ],
+    ["snowdrift_space_capacity", "capacity", "The space's node ids, as last recorded."],
+  ]) {
+    const values = [...r.listings].map(([space, l]) => ({ labels: { space }, value: l[key] }));
+    families.push({ name, help, type: "gauge", labelNames: ["space"], values });
+  }
   const healths = [...r.leases].map((l) => l.health());
   families.push({
     name: "snowdrift_lease_health",

@@ -1,4 +1,5 @@
 import type { LeaseHealthState } from "./lease.js";
+import type { Listing } from "./lease-store.js";
 
 /** The events every lease reports, to its diagnostics channel and its `onEvent` option. */
 export type LeaseEvent = "acquire" | "renew" | "renew-failed" | "lost" | "lapse" | "release";
@@ -28,3 +29,12 @@ export declare function collect(): MetricFamily[];
 /** The same in Prometheus's text format 0.0.4: serve it at `/metrics`, or append it to
  * prom-client's `await register.metrics()`. */
 export declare function prometheusText(): string;
+
+/** How many node ids an acquire could take now in a space's listing (`list` of
+ * `snowdrift/redis` or `snowdrift/postgres`): never leased, or their fence passed by the
+ * store's clock; null when the space does not exist. */
+export declare function freeIds(listing: Listing): number | null;
+
+/** Records the free and total node ids of `space` from its listing, for the gauges
+ * `snowdrift_space_free_ids` and `snowdrift_space_capacity`. */
+export declare function recordListing(space: string, listing: Listing): void;

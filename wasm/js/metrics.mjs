@@ -6,5 +6,7 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   STATES,
   collect,
+  freeIds,
   prometheusText,
+  recordListing,
 } from "./lease-metrics.mjs";
