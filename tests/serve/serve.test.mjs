@@ -195,6 +195,9 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   assert.equal(value(`snowdrift_lease_health${labels},state="ok"}`), 1);
   assert.ok(value(`snowdrift_lease_fence_seconds${labels}}`) >= h.fenceMs / 1000, "the fence, renewed or not");
   assert.equal(value('snowdrift_lease_acquires_total{space="api"}'), 1);
+  // The space's listing, taken for the scrape: 1024 node ids, one of them leased.
+  assert.equal(value('snowdrift_space_capacity{space="api"}'), 1024);
+  assert.equal(value('snowdrift_space_free_ids{space="api"}'), 1023);
 
   assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
   assert.match(service.log(), new RegExp(`released node ${listed.node} of 'api'`));

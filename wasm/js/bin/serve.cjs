@@ -14,7 +14,7 @@ const { readFileSync } = require("node:fs");
 const { timingSafeEqual } = require("node:crypto");
 const { join } = require("node:path");
 const { createRequire } = require("node:module");
-const { PROMETHEUS_CONTENT_TYPE, prometheusText } = require("../metrics.cjs");
+const { PROMETHEUS_CONTENT_TYPE, prometheusText, recordListing } = require("../metrics.cjs");
 
 const USAGE = `usage: snowdrift serve (--redis URL | --postgres URL [--schema NAME])
                        (--token-file F | --no-auth) [options]
@@ -225,10 +225,11 @@ function errorLog(what) {
   };
 }
 
-/** The lease store on the user's client: `{ store, ready, close, where }`. */
+/** The lease store on the user's client: `{ store, ready, list, close, where }`; `list()`
+ * lists the space (`snowdrift lease`'s listing). */
 async function openStore(o) {
   if (o.redis !== undefined) {
-    const { redisStore } = require("../redis.cjs");
+    const { redisStore, list } = require("../redis.cjs");
     const where = `Redis at ${redacted(o.redis)}`;
     const quiet = errorLog(where);
     const backoff = (n) => Math.min(50 * 2 ** Math.min(n, 10), 500);
@@ -242,7 +243,13 @@ async function openStore(o) {
       });
       client.on("error", quiet);
       const ready = client.connect().catch(quiet);
-      return { store: redisStore(client), ready, where, close: () => client.close?.() ?? client.quit() };
+      return {
+        store: redisStore(client),
+        ready,
+        where,
+        list: () => list(client, o.space),
+        close: () => client.close?.() ?? client.quit(),
+      };
     }
     const IORedis = peer("ioredis");
     if (IORedis !== undefined) {
@@ -255,13 +262,13 @@ async function openStore(o) {
       });
       client.on("error", quiet);
       const ready = new Promise((resolve) => client.once("ready", resolve));
-      return { store: redisStore(client), ready, where, close: () => client.quit() };
+      return { store: redisStore(client), ready, where, list: () => list(client, o.space), close: () => client.quit() };
     }
     throw new Error("--redis needs a Redis client in the current project: npm install redis (or ioredis)");
   }
   const pg = peer("pg");
   if (pg === undefined) throw new Error("--postgres needs the pg package in the current project: npm install pg");
-  const { postgresStore, setup } = require("../postgres.cjs");
+  const { postgresStore, setup, list } = require("../postgres.cjs");
   const pool = new (pg.Pool ?? pg.default.Pool)({
     connectionString: o.postgres,
     connectionTimeoutMillis: o.storeTimeoutMs,
@@ -276,7 +283,13 @@ async function openStore(o) {
     await pool.end().catch(() => {});
     throw new Error(`the lease schema's setup in ${where} failed: ${e.message}`);
   }
-  return { store: postgresStore(pool, schema), ready: Promise.resolve(), where, close: () => pool.end() };
+  return {
+    store: postgresStore(pool, schema),
+    ready: Promise.resolve(),
+    where,
+    list: () => list(pool, o.space, schema),
+    close: () => pool.end(),
+  };
 }
 
 /** The service's counters, as Prometheus text, followed by the leases' own. */
@@ -490,6 +503,14 @@ async function serve(argv) {
       return error(405, "METHOD", `method ${req.method} is not allowed on ${path} (${allow})`, { allow });
     }
     if (path === "/metrics") {
+      // The space's free node ids, from a listing taken now (a store call, bounded): when the
+      // store does not answer, the gauges keep the last listing's.
+      let timer;
+      const listed = Promise.resolve().then(opened.list);
+      const late = new Promise((resolve) => (timer = setTimeout(resolve, o.storeTimeoutMs)));
+      await Promise.race([listed.then((l) => recordListing(o.space, l)), late])
+        .catch(() => {})
+        .finally(() => clearTimeout(timer));
       return send(200, metrics.text(handler.lease(o.space)), { "content-type": PROMETHEUS_CONTENT_TYPE });
     }
     if (stopping) return error(503, "SHUTTING_DOWN", "the ID service is shutting down; try again");
