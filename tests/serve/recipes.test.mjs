@@ -69,6 +69,14 @@ test("the Dockerfile's command serves IDs, and its HEALTHCHECK command reads the
   await assert.rejects(promisify(execFile)(process.execPath, [check[1], script], { timeout: 10_000 }));
 });
 
+test("the Dockerfile installs this package's version and the Redis client the tests run", () => {
+  const text = readFileSync(join(DOCS, "Dockerfile"), "utf8");
+  const version = (file) => JSON.parse(readFileSync(file, "utf8")).version;
+  const installs = /^RUN npm install .*$/m.exec(text)[0];
+  assert.match(installs, new RegExp(` snowdrift@${version(join(HERE, "../../wasm/js/package.json"))} `));
+  assert.match(installs, new RegExp(` redis@${version(join(HERE, "node_modules/redis/package.json"))} `));
+});
+
 test("the systemd unit's ExecStart serves IDs", async (t) => {
   const text = readFileSync(join(DOCS, "snowdrift-serve.service"), "utf8");
   const line = /^ExecStart=(.*)$/m.exec(text)[1];
