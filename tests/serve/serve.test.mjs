@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { symlinkSync, mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createClient } from "redis";
@@ -161,6 +162,17 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   const get = await error(await fetch(`${url}/ids`), 405, "METHOD", /GET is not allowed on \/ids \(POST\)/);
   assert.equal(get.headers.get("allow"), "POST");
 
+  // Not HTTP at all: a JSON 400 too, and the connection closed.
+  const raw = await new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(url).port), "127.0.0.1", () => socket.write("HELLO\r\n\r\n"));
+    let text = "";
+    socket.on("data", (d) => (text += d));
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+  });
+  assert.match(raw, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  assert.match(raw, /\r\n\r\n\{"error":\{"code":"BAD_REQUEST","message":"the request is not HTTP\/1\.1/);
+
   const health = await fetch(`${url}/health`);
   assert.equal(health.status, 200);
   const h = await health.json();
@@ -185,8 +197,9 @@ test("POST /ids: decimal strings, the count limit, tokens, and errors as JSON; h
   assert.equal(value('snowdrift_serve_requests_total{path="/ids",status="401"}'), 2);
   assert.equal(value('snowdrift_serve_requests_total{path="/ids",status="403"}'), 2);
   assert.equal(value('snowdrift_serve_requests_total{path="/ids",status="400"}'), 7);
-  assert.equal(value('snowdrift_serve_errors_total{code="BAD_REQUEST"}'), 7);
+  assert.equal(value('snowdrift_serve_errors_total{code="BAD_REQUEST"}'), 7 + 1);
   assert.equal(value('snowdrift_serve_requests_total{path="other",status="404"}'), 1);
+  assert.equal(value('snowdrift_serve_requests_total{path="other",status="400"}'), 1);
   assert.equal(value("snowdrift_serve_ids_request_seconds_count"), 3 + 2 + 2 + 7 + 1 + 1 + 1);
   assert.equal(value("snowdrift_serve_lease_live"), 1);
   assert.equal(value("snowdrift_serve_lease_node"), listed.node);

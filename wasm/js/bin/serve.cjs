@@ -489,6 +489,22 @@ async function serve(argv) {
   });
   server.keepAliveTimeout = 5000;
   server.headersTimeout = BODY_TIMEOUT_MS;
+  // A request Node's parser refuses (not HTTP, headers too large or too slow) is answered
+  // as JSON too, and the connection closed.
+  server.on("clientError", (e, socket) => {
+    if (e.code === "ECONNRESET" || !socket.writable) return socket.destroy();
+    const [status, code, message] =
+      e.code === "ERR_HTTP_REQUEST_TIMEOUT" || e.code === "ERR_HTTP_HEADERS_TIMEOUT"
+        ? [408, "TIMEOUT", `the request did not arrive within ${BODY_TIMEOUT_MS} ms`]
+        : e.code === "HPE_HEADER_OVERFLOW"
+          ? [431, "TOO_LARGE", "the request's headers are too large"]
+          : [400, "BAD_REQUEST", "the request is not HTTP/1.1 this service can read"];
+    const body = JSON.stringify({ error: { code, message } });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    metrics.answered("other", status, code, 0);
+  });
 
   async function route(req, path, send, error) {
     const allow = { "/ids": "POST", "/health": "GET, HEAD", "/metrics": "GET, HEAD" }[path];
