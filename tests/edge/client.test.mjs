@@ -17,7 +17,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // A client Worker: POST {n} answers {ids} (decimal strings, `n` of them from this
 // isolate's leased generator) or {error}; POST {op: "list"} lists the space; POST {op: "lapse"} leases with leaseNode, stays
-// idle past the lapse and answers what keep() and next() then say; POST {op: "wipe"}
+// idle past the lapse and answers what keep() and next() then say, with the lease's events
+// (onEvent) and health() before and after; POST {op: "wipe"}
 // empties the object's storage.
 const client = `
 import { leased, leaseNode } from "${entry}";
@@ -75,7 +76,10 @@ export default {
       return Response.json({ ok: true });
     }
     if (body.op === "lapse") {
-      const lease = await leaseNode(env.LEASES, { ...options, key: "ids:lapse" });
+      const events = [];
+      const onEvent = (event, data) => events.push(\`\${event} \${data.node}\`);
+      const lease = await leaseNode(env.LEASES, { ...options, key: "ids:lapse", onEvent });
+      const health = [lease.health().state];
       const gen = lease.generator();
       const first = gen.next().toString();
       await sleep(${TTL_MS - SKEW_MS} + 100);
@@ -86,7 +90,8 @@ export default {
       } catch (e) {
         next = e.message;
       }
-      return Response.json({ first, kept, next, state: lease.state, node: lease.node });
+      health.push(lease.health().state);
+      return Response.json({ first, kept, next, state: lease.state, node: lease.node, events, health });
     }
     try {
       const gen = await (body.slow ? slowIds : body.ahead ? aheadIds : ids)(env, ctx);
@@ -201,6 +206,15 @@ test("an isolate idle past ttl - skew: keep() says the lease lapsed, and its gen
       `lease of node ${r.node} of 'ids:lapse' lapsed: no renewal succeeded for ${TTL_MS - SKEW_MS} ms (ttl ${TTL_MS} ms, skew ${SKEW_MS} ms)`,
     );
     assert.match(r.next, /is not before the fence at/);
+    // The Workers client's onEvent option and health(), as every holder's.
+    // (A new space's first lease renews until it is usable, then none while idle.)
+    assert.equal(r.events.at(0), `acquire ${r.node}`);
+    assert.equal(r.events.at(-1), `lapse ${r.node}`);
+    assert.ok(
+      r.events.slice(1, -1).every((e) => e === `renew ${r.node}`),
+      r.events.join(", "),
+    );
+    assert.deepEqual(r.health, ["ok", "lapsed"]);
     // The next request of an isolate whose lease lapsed leases again.
     const before = await issue(mf.mf, 1, 200);
     await sleep(TTL_MS);

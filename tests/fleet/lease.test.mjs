@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { leaseNode } from "snowdrift/redis";
 import { decode } from "snowdrift";
+import { prometheusText } from "snowdrift/metrics";
 import { startServer, startCluster, freePort, sleep } from "./redis-server.mjs";
 import { KINDS, connect, connectCluster } from "./clients.mjs";
 import { leaseWhenFree, runChild, until, withClient as withClientAt } from "./holders.mjs";
@@ -161,6 +162,9 @@ for (const kind of STORE_KINDS) {
       await sleep(4200); // more than two TTLs
       assert.equal(lease.state, "live");
       assert.ok(lease.until > until0 + 2000, "the fence moved forward");
+      const renewing = lease.health();
+      assert.equal(renewing.state, "ok");
+      assert.ok(renewing.renewals >= 1 && renewing.renewalFailures === 0, JSON.stringify(renewing));
       gen.next();
       await own.stop();
       const stopped = performance.now();
@@ -186,6 +190,10 @@ for (const kind of STORE_KINDS) {
         lease.error.message,
         `lease of node ${lease.node} of '${opts.key}' lapsed: no renewal succeeded for 1500 ms (ttl 2000 ms, skew 500 ms)`,
       );
+      // (node-redis queues a renewal while Redis is away: it gets no answer, which is no
+      // failure, and the lease turns late, then lapses.)
+      assert.equal(lease.health().state, "lapsed");
+      assert.match(prometheusText(), new RegExp(`\nsnowdrift_lease_lapses_total\\{space="${opts.key}"\\} 1\n`));
       assert.ok(lease.signal.aborted);
       assert.equal(lease.signal.reason, lease.error);
       await sleep(100);
@@ -215,6 +223,8 @@ for (const kind of KINDS) {
       await own.restart();
       await until("the old holder sees it is lost", () => a.state !== "live", 6000);
       assert.equal(a.state, "lost", "stopped by the LOST reply, before its lapse");
+      assert.equal(a.health().state, "lost");
+      assert.match(prometheusText(), new RegExp(`\nsnowdrift_lease_lost_total\\{space="${opts.key}"\\} 1\n`));
       assert.match(a.error.message, /is no longer held by this lease/);
       assert.throws(() => genA.next(), /fence/);
       const b = await leaseNode(client, opts);

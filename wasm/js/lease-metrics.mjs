@@ -113,7 +113,7 @@ const SPACE_COUNTERS = [
   [
     "snowdrift_lease_renewal_failures_total",
     "renewalFailures",
-    "Renewals that failed (store unreachable, timed out, or LOST).",
+    "Renewals answered with an error (the store unreachable, or LOST); one that never answers is not counted.",
   ],
   [
     "snowdrift_lease_renewal_seconds_total",
