@@ -415,7 +415,7 @@ test("over PostgreSQL: the schema set up at start, IDs, the lease released at sh
   }
 });
 
-test("with ioredis as the project's Redis client", async (t) => {
+test("with ioredis as the project's Redis client, without a token", async (t) => {
   const project = tempDir();
   mkdirSync(join(project, "node_modules"));
   symlinkSync(join(HERE, "node_modules/ioredis"), join(project, "node_modules/ioredis"));
