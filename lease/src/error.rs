@@ -21,7 +21,7 @@ pub enum Error {
         /// The message from the store, without its code word.
         message: String,
     },
-    /// The space exists with another capacity, TTL or skew: one space, one setting.
+    /// The space exists with another layout, region, TTL or skew: one space, one setting.
     Config {
         /// The message from the store, without its code word.
         message: String,

@@ -89,7 +89,7 @@ impl Granted {
 
     pub fn lapsed<C>(&self, space: &Space<C>) -> Error {
         Error::Lapsed {
-            node: self.grant.node,
+            node: space.node_id(self.grant.node),
             space: space.name.clone(),
             ttl_ms: space.ttl_ms,
             skew_ms: space.skew_ms,
@@ -98,7 +98,7 @@ impl Granted {
 
     pub fn not_usable<C>(&self, space: &Space<C>) -> Error {
         Error::NotUsable {
-            node: self.grant.node,
+            node: space.node_id(self.grant.node),
             space: space.name.clone(),
             waited_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
@@ -149,8 +149,9 @@ impl Granted {
     /// The generator for the lease: resumed after `not_before`, fenced at `until`.
     fn into_shared<C: Clock + Clone>(self, space: &Space<C>) -> Result<(Held<C>, Beat), Error> {
         let g = &self.grant;
+        let node = space.node_id(g.node);
         let generator =
-            AtomicGenerator::new(space.clock.clone(), space.layout, g.node, space.policy)?;
+            AtomicGenerator::new(space.clock.clone(), space.layout, node, space.policy)?;
         // 0 (an id never leased) and times before the epoch need no resume: the
         // generator never issues before its epoch.
         if g.not_before != 0 && g.not_before >= space.layout.epoch_ms() {

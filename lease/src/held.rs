@@ -63,7 +63,7 @@ impl<C: Clock> Held<C> {
             generator,
             space: space.name.clone(),
             ticket: Mutex::new(ticket),
-            node: grant.node,
+            node: space.node_id(grant.node),
             not_before: grant.not_before,
             ttl_ms: space.ttl_ms,
             skew_ms: space.skew_ms,

@@ -123,8 +123,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> Lease<C> {
 }
 
 impl<C: Clock> Lease<C> {
-    /// The node id (for split layouts, datacenter and worker together, as
-    /// [`snowdrift::Layout::node_from`] composes them).
+    /// The node id the lease's IDs carry (for split layouts, datacenter and worker
+    /// together, as [`snowdrift::Layout::node_from`] composes them; in a space with a
+    /// [`region`](crate::Space::region), the region above the leased id).
     pub fn node(&self) -> u64 {
         self.shared.node
     }

@@ -7,11 +7,13 @@ use crate::limits::{
 use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Order, Policy};
 
 /// A named set of node ids (`2^node bits` of the layout; datacenter and worker bits
-/// together for split layouts) and how leases on it behave.
+/// together for split layouts, the worker bits alone with a [`region`](Space::region))
+/// and how leases on it behave.
 ///
 /// Every client of one space must use the same layout (every field that decides where
-/// an ID's bits go: see [`layout_text`](Space::layout_text)), `ttl_ms` and `skew_ms`
-/// (the store refuses others with [`Error::Config`]); the other settings are per process.
+/// an ID's bits go: see [`layout_text`](Space::layout_text)), region, `ttl_ms` and
+/// `skew_ms` (the store refuses others with [`Error::Config`]); the other settings are
+/// per process.
 ///
 /// ```
 /// use snowdrift::{Layout, Policy};
@@ -30,6 +32,7 @@ use snowdrift::{AtomicGenerator, Clock, Layout, MonotonicClock, Order, Policy};
 pub struct Space<C = MonotonicClock> {
     pub(crate) name: String,
     pub(crate) layout: Layout,
+    pub(crate) region: Option<Region>,
     pub(crate) ttl_ms: u64,
     pub(crate) skew_ms: u64,
     pub(crate) renew_every_ms: Option<u64>,
@@ -46,6 +49,7 @@ impl Space<MonotonicClock> {
         Space {
             name: name.into(),
             layout,
+            region: None,
             ttl_ms: 10_000,
             skew_ms: 1_000,
             renew_every_ms: None,
@@ -56,7 +60,46 @@ impl Space<MonotonicClock> {
     }
 }
 
+/// The fixed part of a space's node ids: the top `bits` of the layout's node field hold
+/// `id`, the same for every holder of the space; the worker bits below are leased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Region {
+    /// How many of the node field's top bits the region takes.
+    pub(crate) bits: u32,
+    /// The region's id, below `2^bits`.
+    pub(crate) id: u64,
+}
+
 impl<C> Space<C> {
+    /// The space's region: the top `bits` of the layout's node field are `id` in every ID
+    /// of this space, and its leases cover only the worker bits below them, so two stores
+    /// (one per data centre) given different regions of one layout never issue the same
+    /// ID. Every holder of one space must give the same region (the store refuses others
+    /// with [`Error::Config`], naming both). `bits` is 1 to the node bits less one; `id`
+    /// below `2^bits` ([`validate`](Space::validate) checks both).
+    ///
+    /// A layout split into datacenter and worker with `bits` equal to its datacenter bits
+    /// makes the region its datacenter field: `decode` shows the region as the datacenter
+    /// and the leased id as the worker.
+    ///
+    /// ```
+    /// use snowdrift::Layout;
+    /// use snowdrift_lease::Space;
+    /// let space = Space::new("ids:orders", Layout::TWITTER).region(5, 3);
+    /// assert_eq!(space.capacity(), 32);
+    /// assert_eq!(space.node_id(7), 3 << 5 | 7);
+    /// assert!(space.layout_text().ends_with(", region 3 of 5 bits"));
+    /// let bad = Space::new("ids:orders", Layout::TWITTER).region(5, 32);
+    /// assert_eq!(
+    ///     bad.validate().unwrap_err().to_string(),
+    ///     "region id 32 does not fit in 5 bits (allowed 0..=31)"
+    /// );
+    /// ```
+    pub fn region(mut self, bits: u32, id: u64) -> Self {
+        self.region = Some(Region { bits, id });
+        self
+    }
+
     /// How long a lease lasts without renewal, in milliseconds (100 ms to a year:
     /// [`TTL_RANGE_MS`](crate::TTL_RANGE_MS)).
     pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
@@ -97,6 +140,7 @@ impl<C> Space<C> {
         Space {
             name: self.name,
             layout: self.layout,
+            region: self.region,
             ttl_ms: self.ttl_ms,
             skew_ms: self.skew_ms,
             renew_every_ms: self.renew_every_ms,
@@ -116,10 +160,27 @@ impl<C> Space<C> {
         self.layout
     }
 
+    /// The bits of the node field the store leases: all of them, or those below the
+    /// region.
+    fn worker_bits(&self) -> u32 {
+        let bits = self.layout.node_bits();
+        bits.saturating_sub(self.region.map_or(0, |r| r.bits))
+    }
+
+    /// The node id the IDs of the leased id `leased` carry: the region above the leased
+    /// id, or the leased id itself in a space without a region.
+    pub fn node_id(&self, leased: u64) -> u64 {
+        match self.region {
+            Some(r) => r.id.checked_shl(self.worker_bits()).unwrap_or(0) | leased,
+            None => leased,
+        }
+    }
+
     /// The layout as the space records it, the same text from every client (Rust and
     /// Node): two layouts that place an ID's bits differently never share a space, since
     /// their holders' IDs would not compare by time. A datacenter + worker split is not
-    /// part of it (the node id's bits are the same).
+    /// part of it (the node id's bits are the same). A [`region`](Space::region) is: the
+    /// text ends with `, region ID of BITS bits`.
     ///
     /// ```
     /// use snowdrift::Layout;
@@ -138,8 +199,12 @@ impl<C> Space<C> {
             }
             _ => "node above sequence",
         };
+        let region = match self.region {
+            Some(r) => format!(", region {} of {} bits", r.id, r.bits),
+            None => String::new(),
+        };
         format!(
-            "time {} bits of {} ms from {}, node {} bits, sequence {} bits, {order}",
+            "time {} bits of {} ms from {}, node {} bits, sequence {} bits, {order}{region}",
             l.time_bits(),
             l.unit_ms(),
             l.epoch_ms(),
@@ -148,9 +213,10 @@ impl<C> Space<C> {
         )
     }
 
-    /// How many node ids the space has: `2^node bits` of the layout.
+    /// How many node ids the space has: `2^node bits` of the layout, or `2^(node bits -
+    /// region bits)` with a region.
     pub fn capacity(&self) -> u64 {
-        1u64 << self.layout.node_bits().min(63)
+        1u64 << self.worker_bits().min(63)
     }
 
     /// The renewal period in milliseconds: as set, or a third of the TTL.
@@ -223,6 +289,20 @@ impl<C> Space<C> {
                 "a node field of {bits} bits is too wide to lease (max {MAX_NODE_BITS} bits)"
             )));
         }
+        if let Some(Region { bits: b, id }) = self.region {
+            if b == 0 || b >= bits {
+                return Err(Error::invalid(format!(
+                    "region bits {b} is outside 1..={} (the layout's node field has {bits} bits; at least one is leased)",
+                    bits.saturating_sub(1)
+                )));
+            }
+            let max = (1u64 << b) - 1;
+            if id > max {
+                return Err(Error::invalid(format!(
+                    "region id {id} does not fit in {b} bits (allowed 0..={max})"
+                )));
+            }
+        }
         // The generator checks the policy (and the layout) the way it will at acquire.
         AtomicGenerator::new(self.clock.clone(), self.layout, 0, self.policy)?;
         Ok(())
@@ -239,4 +319,36 @@ fn host_name() -> String {
         .or_else(|| std::env::var("HOSTNAME").ok())
         .or_else(|| std::env::var("COMPUTERNAME").ok())
         .unwrap_or_else(|| "unknown host".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Every space of the shared table records its text, capacity and node ids as the
+    /// table says (the JS holder's tests read the same table).
+    #[test]
+    fn the_spaces_table() {
+        let table: Value =
+            serde_json::from_str(include_str!("../../tests/vectors/spaces.json")).expect("JSON");
+        let cases = table["spaces"].as_array().expect("spaces");
+        for case in cases {
+            let name = case["layout"].as_str().expect("layout");
+            let mut space = Space::new("ids:table", Layout::preset(name).expect("preset"));
+            if let Some(r) = case.get("region") {
+                let bits = r["bits"].as_u64().expect("bits");
+                space = space.region(
+                    u32::try_from(bits).expect("bits"),
+                    r["id"].as_u64().expect("id"),
+                );
+            }
+            let text = case["text"].as_str().expect("text");
+            assert!(space.validate().is_ok(), "{text}");
+            assert_eq!(space.layout_text(), text);
+            assert_eq!(Some(space.capacity()), case["capacity"].as_u64(), "{text}");
+            assert_eq!(Some(space.node_id(0)), case["base"].as_u64(), "{text}");
+            assert_eq!(space.node_id(1), space.node_id(0) | 1, "{text}");
+        }
+    }
 }

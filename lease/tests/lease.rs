@@ -145,6 +145,22 @@ fn invalid_options_are_refused_before_redis_is_touched() {
             Space::new("a}b", layout(2)),
             "space name 'a}b' must not contain '{' or '}' (the keys' hash tag)",
         ),
+        (
+            Space::new("test:bad", layout(4)).region(0, 0),
+            "region bits 0 is outside 1..=3 (the layout's node field has 4 bits; at least one is leased)",
+        ),
+        (
+            Space::new("test:bad", layout(4)).region(4, 0),
+            "region bits 4 is outside 1..=3 (the layout's node field has 4 bits; at least one is leased)",
+        ),
+        (
+            Space::new("test:bad", layout(4)).region(2, 4),
+            "region id 4 does not fit in 2 bits (allowed 0..=3)",
+        ),
+        (
+            Space::new("test:bad", layout(4)).region(3, u64::MAX),
+            "region id 18446744073709551615 does not fit in 3 bits (allowed 0..=7)",
+        ),
     ];
     for (space, message) in cases {
         let err = Lease::acquire(&client, &space).unwrap_err();

@@ -93,6 +93,21 @@ export default {
       health.push(lease.health().state);
       return Response.json({ first, kept, next, state: lease.state, node: lease.node, events, health });
     }
+    if (body.op === "region") {
+      // Region 1 of 1 bit: the object leases the 2 worker ids below it.
+      const west = { ...options, key: "ids:region", region: { bits: 1, id: 1 } };
+      const leases = [await leaseNode(env.LEASES, west), await leaseNode(env.LEASES, west)];
+      const refused = [];
+      for (const region of [west.region, { bits: 1, id: 0 }]) {
+        await leaseNode(env.LEASES, { ...west, region }).then(
+          (l) => refused.push(\`node \${l.node}\`),
+          (e) => refused.push(\`\${e.name}: \${e.message}\`),
+        );
+      }
+      const ids = leases.map((l) => l.generator().next().toString());
+      await Promise.all(leases.map((l) => l.release()));
+      return Response.json({ nodes: leases.map((l) => l.node), ids, refused });
+    }
     try {
       const gen = await (body.slow ? slowIds : body.ahead ? aheadIds : ids)(env, ctx);
       return Response.json({ ids: Array.from(gen.nextBatch(body.n), String) });
@@ -175,6 +190,21 @@ test("three isolates issuing at once: a node id each, renewed lazily over three 
       listing.ids.every((l) => l.until > listing.now),
       "every lease was renewed past now",
     );
+  }));
+
+test("a region's leases carry it in their node ids; a client of another region is refused naming both", () =>
+  withWorkers(1, async (mf) => {
+    const r = await post(mf.mf, 0, { op: "region" });
+    assert.deepEqual(r.nodes.toSorted(), [2, 3]);
+    assert.deepEqual(
+      r.ids.map((id) => decode(BigInt(id), LAYOUT).node),
+      r.nodes,
+    );
+    const text = "time 41 bits of 1 ms from 1704067200000, node 2 bits, sequence 12 bits, node above sequence";
+    assert.deepEqual(r.refused, [
+      "RangeError: all 2 node ids of 'ids:region' are leased",
+      `RangeError: space 'ids:region' leases 2 node ids of layout "${text}, region 1 of 1 bits" for ${TTL_MS} ms (skew ${SKEW_MS} ms); this client asked for 2 node ids of layout "${text}, region 0 of 1 bits" for ${TTL_MS} ms (skew ${SKEW_MS} ms)`,
+    ]);
   }));
 
 test("a new space's first lease: keep() renews early when the generator nears its fence", () =>

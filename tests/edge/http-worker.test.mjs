@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
+import { decode } from "snowdrift";
 import { entry as cloudflare, preflight, worker } from "./harness.mjs";
 
 const pkg = JSON.parse(readFileSync(new URL("./node_modules/snowdrift/package.json", import.meta.url)));
@@ -17,6 +18,9 @@ const http = `./node_modules/snowdrift/${pkg.exports["./http"].workerd.replace(/
 const ORIGIN = "https://app.example";
 // Two node ids: the third lease is refused.
 const PAIR = { timeBits: 41, nodeBits: 1, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
+
+// Four node ids, of which region 1 (1 bit) takes the upper two.
+const REGIONAL = { timeBits: 41, nodeBits: 2, sequenceBits: 12, unitMs: 1, epochMs: 1704067200000 };
 
 const store = `
 import { SnowdriftLeases } from "${cloudflare}";
@@ -31,7 +35,11 @@ export default {
   fetch(request, env) {
     handler ??= leaseHandler({
       store: durableObjectStore(env.LEASES),
-      spaces: { web: { ttlMs: 5000, skewMs: 100 }, pair: { layout: ${JSON.stringify(PAIR)}, ttlMs: 5000, skewMs: 100 } },
+      spaces: {
+        web: { ttlMs: 5000, skewMs: 100 },
+        pair: { layout: ${JSON.stringify(PAIR)}, ttlMs: 5000, skewMs: 100 },
+        west: { layout: ${JSON.stringify(REGIONAL)}, region: { bits: 1, id: 1 }, ttlMs: 5000, skewMs: 100 },
+      },
       origins: ["${ORIGIN}"],
       authorize: (request) => request.headers.get("authorization") === "Bearer t",
       maxIds: 500,
@@ -132,6 +140,24 @@ test("ids from two isolates at once, issued by the space's object: none twice", 
   const over = await post(0, "ids", { space: "web", count: 501 });
   assert.equal(over.status, 400);
   assert.equal(over.json.error.message, "count 501 is outside the allowed range 1..=500");
+});
+
+test("a space with a region: devices get node ids under it, and the object's ids carry it", async () => {
+  const a = await post(0, "acquire", { space: "west" });
+  assert.equal(a.status, 200, JSON.stringify(a.json));
+  assert.equal(a.json.node, 2);
+  const r = await post(1, "renew", { space: "west", node: a.json.node, token: a.json.token });
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  const bad = await post(0, "renew", { space: "west", node: 0, token: a.json.token });
+  assert.equal(bad.json.error.message, "node 0 is outside the allowed range 2..=3");
+  let got;
+  for (let i = 0; i < 20 && (got = await post(i % 2, "ids", { space: "west", count: 100 })).status === 503; i++) {
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.equal(got.status, 200, JSON.stringify(got.json));
+  assert.deepEqual([...new Set(got.json.ids.map((id) => decode(BigInt(id), REGIONAL).node))], [3]);
+  const rel = await post(0, "release", { space: "west", node: 2, token: a.json.token, issued: a.json.notBefore });
+  assert.deepEqual(rel.json, { released: true });
 });
 
 test("ids from recycled isolates hold no node id: devices lease every id of the space (the Worker of docs/http.md)", async () => {

@@ -17,6 +17,7 @@ import {
   POLL_MS,
   acquireLease,
   decide,
+  layoutFacts,
   leaseOptions as rulesOptions,
 } from "../../wasm/js/lease-rules.mjs";
 
@@ -29,6 +30,14 @@ const TTL_MS = 1000;
 const SKEW_MS = 100;
 const LIVE_MS = TTL_MS - SKEW_MS;
 const options = { key: "ids:holder", layout: "twitter", ttlMs: TTL_MS, skewMs: SKEW_MS };
+
+test("a space's recorded layout text, capacity and node ids: every space of tests/vectors/spaces.json", () => {
+  const spaces = JSON.parse(readFileSync(new URL("../vectors/spaces.json", import.meta.url))).spaces;
+  for (const s of spaces) {
+    const { text, capacity, base } = layoutFacts(api, s.layout, s.region);
+    assert.deepEqual({ text, capacity, base }, { text: s.text, capacity: s.capacity, base: s.base });
+  }
+});
 
 test("the holder's rules: every situation of tests/vectors/holder.json gets its decision", () => {
   assert.equal(table.pollMs, POLL_MS);

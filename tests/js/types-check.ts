@@ -17,7 +17,7 @@ import type { ErrorCode, IdInput, LayoutInfo, Parts, SnowdriftError, SnowdriftOp
 import { openSnowdrift, collisionOdds, BROWSER_LAYOUT, decode as decodeBrowser } from "snowdrift/browser";
 import type { BrowserSnowdrift, NodeGrant, OpenOptions } from "snowdrift/browser";
 import { leaseNode } from "snowdrift/redis";
-import type { Lease, LeaseHealth, LeaseOptions, LeaseState, RedisClient } from "snowdrift/redis";
+import type { Lease, LeaseHealth, LeaseOptions, LeaseState, RedisClient, Region } from "snowdrift/redis";
 import { CHANNELS, collect, prometheusText, PROMETHEUS_CONTENT_TYPE } from "snowdrift/metrics";
 import type { LeaseEvent, MetricFamily } from "snowdrift/metrics";
 import { leaseNode as leasePostgres, list, setup } from "snowdrift/postgres";
@@ -90,7 +90,8 @@ const odds: number = collisionOdds(100, "instagram");
 
 // snowdrift/redis: a node id leased from Redis, and its fenced generator.
 async function leased(client: RedisClient): Promise<[bigint, number, LeaseState]> {
-  const leaseOptions: LeaseOptions = { key: "ids:orders", layout: "twitter", ttlMs: 10_000, skewMs: 1000 };
+  const region: Region = { bits: 5, id: 3 };
+  const leaseOptions: LeaseOptions = { key: "ids:orders", layout: "twitter", region, ttlMs: 10_000, skewMs: 1000 };
   const lease: Lease = await leaseNode(client, leaseOptions);
   const g: Snowdrift = lease.generator({ onClockBackwards: "wait", maxWaitMs: 50 });
   g.setFenceMs(lease.until);
@@ -203,7 +204,7 @@ declare const redisClient: RedisClient;
 declare const pgClient: PostgresClient;
 const httpHandler: LeaseHandler = leaseHandler({
   store: redisStore(redisClient),
-  spaces: { web: { layout: "default", ttlMs: 86_400_000, skewMs: 1000 } },
+  spaces: { web: { layout: "default", region: { bits: 2, id: 1 }, ttlMs: 86_400_000, skewMs: 1000 } },
   authorize: (request: Request, call: LeaseCall) => request.headers.get("authorization") === `Bearer ${call.space}`,
   origins: ["https://app.example"],
   maxIds: 100,

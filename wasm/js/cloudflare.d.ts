@@ -83,7 +83,7 @@ export declare class SnowdriftLeases extends DurableObject {
   list(space: string): Listing;
 }
 
-export type { LeaseEventData, LeaseHealth, LeaseHealthState, LeaseOptions, LeaseState } from "./lease.js";
+export type { LeaseEventData, LeaseHealth, LeaseHealthState, LeaseOptions, LeaseState, Region } from "./lease.js";
 
 /** A binding of the `SnowdriftLeases` class (`env.LEASES`). */
 export interface LeasesNamespace {

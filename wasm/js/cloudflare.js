@@ -37,10 +37,10 @@ const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
 const MAX_LAYOUT_TEXT = 1024;
 // Most IDs one `ids` call issues (as the HTTP handler's `maxIds`).
 const MAX_IDS = 100_000;
-// The layout text of lease/PROTOCOL.md, read back into a layout for the object's own
-// generator (`ids`).
+// The layout text of lease/PROTOCOL.md, read back into a layout (and the space's region,
+// if any) for the object's own generator (`ids`).
 const LAYOUT_TEXT =
-  /^time (\d+) bits of (\d+) ms from (-?\d+), node (\d+) bits, sequence (\d+) bits, (node above sequence|sequence above node)$/;
+  /^time (\d+) bits of (\d+) ms from (-?\d+), node (\d+) bits, sequence (\d+) bits, (node above sequence|sequence above node)(?:, region (\d+) of (\d+) bits)?$/;
 
 // The store row holds the incarnation and `clock`, the newest time a call used: the
 // object's clock is never behind it, whatever the host's clock says after a restart or a
@@ -99,7 +99,8 @@ function settingsArg(req) {
   return { space, capacity, ttl, skew, layout };
 }
 
-/** The layout a space's layout text describes (lease/PROTOCOL.md), for `ids`. */
+/** The layout a space's layout text describes (lease/PROTOCOL.md), for `ids`, with the
+ * leased `workerBits` and `base`, the node id of leased id 0 (the region's, if any). */
 function layoutOf(text) {
   const m = LAYOUT_TEXT.exec(text);
   if (m === null) {
@@ -109,7 +110,20 @@ function layoutOf(text) {
   }
   const [timeBits, unitMs, epochMs, nodeBits, sequenceBits] = m.slice(1, 6).map(Number);
   const order = m[6] === "node above sequence" ? "node-sequence" : "sequence-node";
-  return { timeBits, unitMs, epochMs, nodeBits, sequenceBits, order };
+  // A region's id sits above the leased worker bits: leased id `n` is node `base + n`.
+  let workerBits = nodeBits;
+  let base = 0;
+  if (m[7] !== undefined) {
+    const [id, bits] = [Number(m[7]), Number(m[8])];
+    if (bits < 1 || bits >= nodeBits || id >= 2 ** bits) {
+      throw new RangeError(
+        `layout ${describe(text)} has a region outside its node field (bits 1..=${nodeBits - 1}, id below 2^bits)`,
+      );
+    }
+    workerBits = nodeBits - bits;
+    base = id * 2 ** workerBits;
+  }
+  return { layout: { timeBits, unitMs, epochMs, nodeBits, sequenceBits, order }, workerBits, base };
 }
 
 /** The token of the rows `ids` issues from in a storage of `incarnation` (never revealed:
@@ -169,10 +183,10 @@ export class SnowdriftLeases extends DurableObject {
     const settings = settingsArg(req);
     const holder = textArg("holder", req.holder, 0, MAX_HOLDER);
     const count = intArg("count", req.count, 1, MAX_IDS);
-    const layout = layoutOf(settings.layout);
-    if (settings.capacity > 2 ** layout.nodeBits) {
+    const { layout, workerBits, base } = layoutOf(settings.layout);
+    if (settings.capacity > 2 ** workerBits) {
       throw new RangeError(
-        `capacity ${settings.capacity} is outside the allowed range 1..=${2 ** layout.nodeBits} (the layout's node ids)`,
+        `capacity ${settings.capacity} is outside the allowed range 1..=${2 ** workerBits} (the layout's node ids${workerBits < layout.nodeBits ? " below its region" : ""})`,
       );
     }
     const tickMs = layout.unitMs;
@@ -214,7 +228,7 @@ export class SnowdriftLeases extends DurableObject {
           if (until - notBefore <= tickMs) throw new Unusable(notBefore + tickMs + 1 - until);
           const clock = () => this.#reading;
           const gen = leaseGenerator(api, {
-            node,
+            node: base + node,
             notBefore,
             until,
             layout,
@@ -241,7 +255,7 @@ export class SnowdriftLeases extends DurableObject {
           s.name,
           issuer.node,
         );
-        return { node: issuer.node, ids };
+        return { node: base + issuer.node, ids };
       });
     } catch (e) {
       if (e instanceof Unusable) return { node: null, ids: [], wait: e.wait };

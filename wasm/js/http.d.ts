@@ -1,7 +1,7 @@
 // snowdrift/http: node id leases over HTTP, as one Web-standard handler.
 import type { Layout } from "./index.js";
 import type { LeaseStore } from "./lease-store.js";
-import type { LeaseHealth } from "./lease.js";
+import type { LeaseHealth, Region } from "./lease.js";
 
 export type { LeaseStore, StoreAcquire, StoreTicket } from "./lease-store.js";
 
@@ -9,6 +9,9 @@ export type { LeaseStore, StoreAcquire, StoreTicket } from "./lease-store.js";
 export interface SpaceSettings {
   /** The layout of the space's IDs (default "default"); its node ids are the space's ids. */
   layout?: Layout;
+  /** The space's region (none by default): clients are answered node ids with the region
+   * above the leased id, and send those back. */
+  region?: Region;
   /** Lease length in ms, 100 to 31,536,000,000 (default 86,400,000: a day, for devices). */
   ttlMs?: number;
   /** Allowance for the store's clock stepping back after it lost data, below `ttlMs / 2` (default 1000). */
@@ -28,7 +31,7 @@ export interface LeaseCall {
 export interface LeaseHandlerOptions {
   /** Where the leases are kept: `redisStore(client)`, `postgresStore(client)`, a Durable Object store. */
   store: LeaseStore;
-  /** The spaces served, by name: `{ web: { layout, ttlMs, skewMs } }`. */
+  /** The spaces served, by name: `{ web: { layout, region, ttlMs, skewMs } }`. */
   spaces: Record<string, SpaceSettings>;
   /** Decides whether `request` may make `call` (checked before): only `true` lets it through;
    * anything else, or a throw, answers 403 (the error is not sent); no answer within

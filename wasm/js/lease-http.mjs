@@ -5,7 +5,7 @@
 // `Response` exist: a Worker's fetch, Deno.serve, Bun.serve, and Node through
 // `nodeListener`.
 //
-// The server decides: each space's layout, TTL and skew are the handler's options, so a
+// The server decides: each space's layout, region, TTL and skew are the handler's options, so a
 // client only names a space (it cannot make spaces or choose TTLs), and `authorize`
 // decides who may call at all (only `true` lets a call through). For clients that cannot
 // run a generator, `ids` returns IDs issued by the store itself where it can (the Durable
@@ -45,7 +45,7 @@ const OPTIONS = [
   "storeTimeoutMs",
   "bodyTimeoutMs",
 ];
-const SPACE_OPTIONS = ["layout", "ttlMs", "skewMs"];
+const SPACE_OPTIONS = ["layout", "region", "ttlMs", "skewMs"];
 /** Each call and the fields of its request body. */
 const CALLS = {
   acquire: ["space"],
@@ -112,14 +112,14 @@ function fromStore(e, what) {
 /** The settings of each space the handler serves. */
 function spacesArg(api, spaces) {
   if (typeof spaces !== "object" || spaces === null || Array.isArray(spaces)) {
-    throw wrongType("spaces", 'an object of spaces ({ "web": { layout, ttlMs, skewMs } })', spaces);
+    throw wrongType("spaces", 'an object of spaces ({ "web": { layout, region, ttlMs, skewMs } })', spaces);
   }
   const out = new Map();
   for (const [name, s] of Object.entries(spaces)) {
     textArg("space name", name, 1, MAX_SPACE_NAME);
     const o = checkOptions(`space ${describe(name)}`, s, SPACE_OPTIONS);
     const layout = o.layout ?? "default";
-    const facts = layoutFacts(api, layout);
+    const facts = layoutFacts(api, layout, o.region);
     const ttl = optInt(o, "ttlMs", MIN_TTL_MS, MAX_TTL_MS, 86_400_000);
     const maxSkew = Math.ceil(ttl / 2) - 1;
     const skew = optInt(o, "skewMs", 0, maxSkew, Math.min(1000, maxSkew));
@@ -358,7 +358,9 @@ export function httpFor(api) {
         if (s === undefined) throw new HttpError(404, "UNKNOWN_SPACE", `space ${describe(space)} is not served here`);
         const args = { call: name, space };
         if (name === "renew" || name === "release") {
-          args.node = intArg("node", body.node, 0, s.facts.capacity - 1);
+          // The node id as the client has it: the region's, above the leased id.
+          const { base, capacity } = s.facts;
+          args.node = intArg("node", body.node, base, base + capacity - 1);
           args.token = textArg("token", body.token, 1, MAX_TOKEN);
           // The lease's token from this renewal on (lease/PROTOCOL.md); optional.
           if (body.next !== undefined) args.next = textArg("next", body.next, 1, MAX_TOKEN);
@@ -384,7 +386,7 @@ export function httpFor(api) {
         const grant = await call(() => store.acquire(acquireArgs({ ...s, holder }, token)), "an acquire");
         return {
           space,
-          node: replied(grant?.node, "an acquire's node"),
+          node: s.facts.base + replied(grant?.node, "an acquire's node"),
           notBefore: replied(grant.notBefore, "an acquire's notBefore"),
           until: replied(grant.until, "an acquire's until"),
           now: grant.now === undefined ? Date.now() : replied(grant.now, "an acquire's now"),
@@ -394,7 +396,7 @@ export function httpFor(api) {
           skewMs: s.skew,
         };
       }
-      const ticket = { space, node: args.node, token: args.token, next: args.next };
+      const ticket = { space, node: args.node - s.facts.base, token: args.token, next: args.next };
       if (name === "renew") {
         return { until: replied(await call(() => store.renew(ticket, s.ttl), "a renewal"), "a renewal") };
       }

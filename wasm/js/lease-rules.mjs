@@ -11,7 +11,7 @@
 //   acquire({ space, capacity, ttl, skew, token, holder, layout }) -> { node, notBefore, until }
 //   renew({ space, node, token, next }, ttl) -> until (the lease's token is `next` from then on)
 //   release({ space, node, token, next }, issued) -> anything
-import { describe, optFn, optInt, options as checkOptions, strArg, wrongType } from "./check.mjs";
+import { describe, intError, optFn, optInt, options as checkOptions, outOfRange, strArg, wrongType } from "./check.mjs";
 import {
   MAX_HOLDER,
   MAX_NODE_BITS,
@@ -23,15 +23,33 @@ import {
 import { report, track } from "./lease-metrics.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
-export const OPTIONS = ["key", "layout", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock", "onEvent"];
+export const OPTIONS = ["key", "layout", "region", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock", "onEvent"];
 // Generator options a lease decides itself.
 const FIXED = ["layout", "node", "datacenter", "worker", "resumeAfter"];
 const CODE = /^(LEASED|CONFIG|LOST) /;
 
+/** A space's region `{ bits, id }` checked against a node field of `nodeBits`: the top
+ * `bits` (1 to `nodeBits - 1`) hold `id` (below 2^bits) in every ID of the space. */
+function regionArg(region, nodeBits) {
+  const r = checkOptions("region", region, ["bits", "id"]);
+  for (const k of ["bits", "id"]) {
+    if (typeof r[k] !== "number") throw wrongType(`region.${k}`, "a number", r[k]);
+  }
+  const bitsError = intError("region.bits", r.bits, 1, nodeBits - 1);
+  if (bitsError) {
+    throw outOfRange(`${bitsError.message} (the layout's node field has ${nodeBits} bits; at least one is leased)`);
+  }
+  const idError = intError("region.id", r.id, 0, 2 ** r.bits - 1);
+  if (idError) throw outOfRange(`${idError.message} (the ids of ${r.bits} region bits)`);
+  return { bits: r.bits, id: r.id };
+}
+
 /** What a lease needs to know of a layout: its node bits, epoch and tick, and `text`, the
  * layout as the space records it: the same text the Rust crate's `Space::layout_text`
- * gives, so Rust and JS clients of one layout share a space. */
-export function layoutFacts(api, layout) {
+ * gives, so Rust and JS clients of one layout share a space. With a `region` (`{ bits,
+ * id }`, checked here), the store leases the worker bits below it (`capacity`), the text
+ * ends with ", region ID of BITS bits", and a leased id `n` is the node id `base + n`. */
+export function layoutFacts(api, layout, region) {
   const { timeBits, nodeBits, sequenceBits, unitMs, epochMs, order: o } = api.layoutInfo(layout);
   if (nodeBits > MAX_NODE_BITS) {
     throw new RangeError(`the layout has ${nodeBits} node bits; leases cover at most ${MAX_NODE_BITS}`);
@@ -40,8 +58,16 @@ export function layoutFacts(api, layout) {
   // "node above sequence" then.
   const order =
     nodeBits === 0 || sequenceBits === 0 || o === "node-sequence" ? "node above sequence" : "sequence above node";
-  const text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
-  return { capacity: 2 ** nodeBits, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
+  let text = `time ${timeBits} bits of ${unitMs} ms from ${epochMs}, node ${nodeBits} bits, sequence ${sequenceBits} bits, ${order}`;
+  let workerBits = nodeBits;
+  let base = 0;
+  if (region !== undefined) {
+    const r = regionArg(region, nodeBits);
+    workerBits = nodeBits - r.bits;
+    base = r.id * 2 ** workerBits;
+    text += `, region ${r.id} of ${r.bits} bits`;
+  }
+  return { capacity: 2 ** workerBits, base, epochMs, tickMs: unitMs, bits: timeBits + nodeBits + sequenceBits, text };
 }
 
 /** The protocol's code word of a store's error (`LEASED`, `CONFIG`, `LOST`), if any. */
@@ -67,7 +93,7 @@ export function leaseOptions(api, options, { checkSpace = () => {}, extra = [], 
     throw new RangeError(`key has ${space.length} characters (allowed 1..=${MAX_SPACE_NAME})`);
   }
   checkSpace(space);
-  const facts = layoutFacts(api, options.layout);
+  const facts = layoutFacts(api, options.layout, options.region);
   const ttl = optInt(options, "ttlMs", MIN_TTL_MS, MAX_TTL_MS, 10_000);
   const maxSkew = Math.ceil(ttl / 2) - 1; // below ttlMs / 2
   if (options.skewMs === undefined && maxSkew < 1000) {
@@ -282,12 +308,13 @@ export class HeldLease {
     this.#api = api;
     this.#store = store;
     this.#o = o;
+    // The store's calls name the leased id; the IDs carry it under the space's region.
     this.#ticket = { space: o.space, node: grant.node, token };
     this.#acquireSentAt = sentAt;
     this.#okSentAt = sentAt;
     this.#sentAt = sentAt;
-    /** The node id. */
-    this.node = grant.node;
+    /** The node id the lease's IDs carry (the region above the leased id, if any). */
+    this.node = o.facts.base + grant.node;
     /** The ID time (Unix ms) this lease never issues at or before. */
     this.notBefore = grant.notBefore;
     /** The fence: the lease's end (Unix ms of the store's clock); IDs are timed before it. */

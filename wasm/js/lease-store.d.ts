@@ -48,6 +48,7 @@ export interface LeaseStore {
 
 /** One id of a space, as `list` gives it. */
 export interface ListedLease {
+  /** The id as the store leases it (in a space with a region, the worker id below it). */
   node: number;
   /** The id's fence: the end of its newest lease, Unix ms of the store's clock. */
   untilMs: number;

@@ -1,11 +1,27 @@
 import type { ClockStats, Layout, Snowdrift, SnowdriftOptions } from "./index.js";
 
+/**
+ * A space's fixed region: the top `bits` of the layout's node field hold `id` in every ID
+ * of the space, and the store leases only the worker bits below. Give each store (one per
+ * data centre) its own region of one layout and their IDs never collide. With `bits` equal
+ * to a split layout's datacenter bits, the region is the IDs' datacenter field.
+ */
+export interface Region {
+  /** How many of the node field's top bits the region takes: 1 to the node bits less one. */
+  bits: number;
+  /** The region's id, 0 to 2^bits - 1. */
+  id: number;
+}
+
 /** The options of `leaseNode`, whatever the store. */
 export interface LeaseOptions {
   /** The space's name (`"ids:orders"`, 1 to 1024 characters): the ids every client of the space shares. */
   key: string;
-  /** The generator's layout (default "default"); the space has 2^(node bits) node ids. */
+  /** The generator's layout (default "default"); the space has 2^(node bits) node ids,
+   * 2^(node bits - region bits) with a `region`. */
   layout?: Layout;
+  /** The space's region (none by default); every client of a space gives the same. */
+  region?: Region;
   /** Lease length, 100 to 31,536,000,000 ms (a year; default 10,000). Every client of a space uses the same. */
   ttlMs?: number;
   /** Allowance for clock differences and store failover, below `ttlMs / 2` (default 1000). */
@@ -76,7 +92,7 @@ export type LeaseState = "live" | "lapsed" | "lost" | "released";
 
 /** A node id leased from a store, renewed in the background until released. */
 export declare class Lease {
-  /** The node id. */
+  /** The node id the lease's IDs carry: with a `region`, the region above the leased id. */
   readonly node: number;
   /** The ID time (Unix ms) the lease never issues at or before. */
   readonly notBefore: number;

@@ -2,7 +2,15 @@ import type { Lease, LeaseOptions } from "./lease.js";
 
 import type { LeaseStore, Listing } from "./lease-store.js";
 
-export type { Lease, LeaseEventData, LeaseHealth, LeaseHealthState, LeaseOptions, LeaseState } from "./lease.js";
+export type {
+  Lease,
+  LeaseEventData,
+  LeaseHealth,
+  LeaseHealthState,
+  LeaseOptions,
+  LeaseState,
+  Region,
+} from "./lease.js";
 export type { LeaseStore, ListedLease, Listing } from "./lease-store.js";
 
 // biome-ignore-start lint/suspicious/noExplicitAny: each client's own eval signature must fit

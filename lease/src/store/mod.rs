@@ -156,7 +156,8 @@ impl Listing {
 /// One id of a [`Listing`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
-    /// The node id.
+    /// The node id as the store leases it (in a space with a region, the worker id below
+    /// it: [`Space::node_id`](crate::Space::node_id) gives the IDs' node id).
     pub node: u64,
     /// Its fence: the end of its newest lease (or just after a released lease's newest
     /// ID), Unix ms.

@@ -217,7 +217,7 @@ impl Cluster {
 }
 
 /// `n` leases of `space` taken by `n` threads at once; asserts that they hold the ids
-/// `0..n`, each once.
+/// `0..n` (under the space's region), each once.
 pub fn acquire_concurrently<K: snowdrift_lease::Store + Sync>(
     client: &K,
     space: &snowdrift_lease::Space,
@@ -236,6 +236,9 @@ pub fn acquire_concurrently<K: snowdrift_lease::Store + Sync>(
     });
     let mut nodes: Vec<u64> = leases.iter().map(snowdrift_lease::Lease::node).collect();
     nodes.sort_unstable();
-    assert_eq!(nodes, (0..n).collect::<Vec<u64>>());
+    assert_eq!(
+        nodes,
+        (0..n).map(|i| space.node_id(i)).collect::<Vec<u64>>()
+    );
     leases
 }

@@ -304,10 +304,14 @@ function seconds(ms) {
   return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
 }
 
-/** The space as list.lua gives it, through `snowdrift/redis`'s `list`. */
-function listRedis(redis, space) {
+/** The space as list.lua gives it, through `snowdrift/redis`'s `list`, with the layout
+ * text its meta hash records (lease/PROTOCOL.md). */
+async function listRedis(redis, space) {
   const { list } = require("../redis.cjs");
-  return list(respClient(address(redis)), space);
+  const client = respClient(address(redis));
+  const listing = await list(client, space);
+  const layout = await client.eval("return redis.call('HGET', KEYS[1], 'layout')", 1, `{${space}}:meta`);
+  return { ...listing, layout: listing.capacity === null || typeof layout !== "string" ? null : layout };
 }
 
 /** The space as list.sql gives it, through the pg package of the current project (the
@@ -328,21 +332,34 @@ async function listPostgres(url, schema, space) {
     throw new Error(`cannot reach PostgreSQL at ${client.host}:${client.port}: ${e.message}`);
   }
   try {
-    return await list(client, space, { schema });
+    const listing = await list(client, space, { schema });
+    const table = `"${(schema ?? "snowdrift").replaceAll('"', '""')}".snowdrift_spaces`;
+    const { rows } = await client.query(`SELECT layout FROM ${table} WHERE name = $1`, [space]);
+    return { ...listing, layout: listing.capacity === null ? null : (rows[0]?.layout ?? null) };
   } finally {
     await client.end().catch(() => {});
   }
 }
 
+/** The region a space's layout text ends with (lease/PROTOCOL.md), or null. */
+function regionOf(layout) {
+  const m = /, region (\d+) of (\d+) bits$/.exec(layout ?? "");
+  return m === null ? null : { id: Number(m[1]), bits: Number(m[2]) };
+}
+
 async function lease(space, listing, json) {
   const { nowMs: now, capacity, ttlMs: ttl, skewMs: skew, createdMs: created } = listing;
+  // In a space with a region the store leases worker ids; IDs carry the region above them.
+  const region = regionOf(listing.layout);
+  const base = region === null ? 0 : region.id * capacity;
   const leases = listing.leases.map((l) => ({
     ...l,
+    ...(region === null ? {} : { node: base + l.node, leased: l.node }),
     state: l.holder === null ? "released" : l.untilMs > now ? "live" : "ended",
   }));
   leases.sort((a, b) => a.node - b.node);
   if (json) {
-    console.log(JSON.stringify({ space, ...listing, leases }));
+    console.log(JSON.stringify({ space, ...listing, region, leases }));
     return 0;
   }
   if (capacity === null) {
@@ -352,6 +369,11 @@ async function lease(space, listing, json) {
   console.log(
     `space '${space}': ${capacity} node ids, ttl ${ttl} ms, skew ${skew} ms, created ${new Date(created).toISOString()}`,
   );
+  if (region !== null) {
+    console.log(
+      `region ${region.id} of ${region.bits} bits: node ids ${base}..=${base + capacity - 1} (the region above the leased id)`,
+    );
+  }
   const width = Math.max(6, ...leases.map((l) => (l.holder ?? "").length));
   console.log(`${"node".padStart(6)}  ${"holder".padEnd(width)}  lease`);
   for (const l of leases) {
