@@ -64,6 +64,12 @@ test("bad flags: exit code 2 and a message naming the value and its range", asyn
     [[...store, ...auth, "--space", "a{b}"], /--space "a\{b\}" must not contain '\{' or '\}'/],
     [[...store, ...auth, "--schema", "s"], /--schema goes with --postgres/],
     [[...store, ...auth, "--port"], /--port needs a value/],
+    [[...store, ...auth, "--region", "1"], /--region and --region-bits go together/],
+    [[...store, ...auth, "--region", "4", "--region-bits", "2"], /region\.id 4 is outside the allowed range 0\.\.=3/],
+    [
+      [...store, ...auth, "--region", "0", "--region-bits", "10"],
+      /region\.bits 10 is outside the allowed range 1\.\.=9/,
+    ],
   ];
   for (const [args, message] of cases) {
     const r = await run(["serve", ...args]);
@@ -384,6 +390,29 @@ test("every node id of the space leased elsewhere: 503 with Retry-After naming i
     "IDs once a node id is free",
     async () => (await postIds(service.url, { count: 1 }, TOKEN)).status === 200,
   );
+  assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
+});
+
+test("a region: IDs carry it above the leased id, and a service of another region is refused", async (t) => {
+  const region = (id) => ["--region", String(id), "--region-bits", "2"];
+  const args = ["--redis", redis.url, "--space", "regional", "--ttl-ms", "3000", "--port", "0", "--no-auth"];
+  const service = await start(t, [...args, ...region(2)]);
+  const r = await postIds(service.url, { count: 3 });
+  assert.equal(r.status, 200);
+  for (const id of (await r.json()).ids) {
+    // The default layout: 10 node bits above 12 sequence bits; region 2 of 2 bits on top.
+    const node = Number((BigInt(id) >> 12n) & 1023n);
+    assert.equal(node >> 8, 2, `ID ${id} is of node ${node}`);
+  }
+  const h = await (await fetch(`${service.url}/health`)).json();
+  assert.equal(h.node >> 8, 2);
+  // The same space asked for with another region: refused, naming both (503 REGION or the like).
+  const other = await start(t, [...args, ...region(1)]);
+  const refused = await postIds(other.url, { count: 1 });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "1");
+  assert.match((await refused.json()).error.message, /region 2 of 2 bits.*region 1 of 2 bits/s);
+  assert.deepEqual(await other.stop("SIGTERM"), { code: 0, signal: null });
   assert.deepEqual(await service.stop("SIGTERM"), { code: 0, signal: null });
 });
 

@@ -29,6 +29,9 @@ options:
   --schema NAME             PostgreSQL schema of the leases (default snowdrift)
   --space NAME              the lease space (default ids)
   --layout NAME|JSON        the IDs' layout (default "default"; one per space)
+  --region ID --region-bits BITS
+                            the space's region: the node field's top BITS bits hold ID
+                            (one per store: a Redis or PostgreSQL per data centre)
   --ttl-ms N                the lease's TTL, 1000..=86400000 (default 30000)
   --host HOST               the address to listen on (default 127.0.0.1)
   --port N                  the port, 0..=65535 (default 8080; 0: a free one)
@@ -46,6 +49,8 @@ const FLAGS = {
   "--schema": "schema",
   "--space": "space",
   "--layout": "layout",
+  "--region": "region",
+  "--region-bits": "regionBits",
   "--ttl-ms": "ttlMs",
   "--host": "host",
   "--port": "port",
@@ -61,6 +66,9 @@ const INTEGERS = {
   maxCount: ["--max-count", 1, 100_000, 1000],
   storeTimeoutMs: ["--store-timeout-ms", 1, 600_000, 5000],
   shutdownMs: ["--shutdown-ms", 0, 600_000, 10_000],
+  // Their ranges for the layout are the handler's to check (bits below its node bits).
+  region: ["--region", 0, 2 ** 31 - 1, undefined],
+  regionBits: ["--region-bits", 1, 31, undefined],
 };
 const MAX_BODY = 4096; // bytes of a request body, as the handler takes
 const BODY_TIMEOUT_MS = 10_000;
@@ -111,6 +119,9 @@ function settings(argv) {
       );
     }
     o[key] = n;
+  }
+  if ((o.region === undefined) !== (o.regionBits === undefined)) {
+    throw new TypeError("serve: --region and --region-bits go together (the region's id and its width)");
   }
   if ((o.redis === undefined) === (o.postgres === undefined)) {
     throw new TypeError("serve needs a lease store: --redis URL or --postgres URL (one of them)");
@@ -434,6 +445,7 @@ async function serve(argv) {
     : () => true;
   // Checks the layout and TTL before anything connects.
   const space = { layout: o.layout, ttlMs: o.ttlMs };
+  if (o.region !== undefined) space.region = { bits: o.regionBits, id: o.region };
   leaseHandler({ store: { acquire() {}, renew() {}, release() {} }, spaces: { [o.space]: space }, authorize });
 
   let opened;
@@ -579,7 +591,7 @@ async function serve(argv) {
   const shown = address.includes(":") ? `[${address}]` : address;
   console.log(`snowdrift serve: listening on http://${shown}:${port}`);
   log(
-    `space '${o.space}' in ${opened.where}, layout ${JSON.stringify(o.layout)}, ttl ${o.ttlMs} ms, at most ${o.maxCount} IDs a request, ${o.auth ? `${o.tokens.length} token(s)` : "no auth"}`,
+    `space '${o.space}' in ${opened.where}, layout ${JSON.stringify(o.layout)}${o.region === undefined ? "" : `, region ${o.region} of ${o.regionBits} bits`}, ttl ${o.ttlMs} ms, at most ${o.maxCount} IDs a request, ${o.auth ? `${o.tokens.length} token(s)` : "no auth"}`,
   );
 
   // The lease is taken now rather than by the first request, and kept by the handler's
