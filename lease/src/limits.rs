@@ -1,5 +1,5 @@
 //! The limits of a lease's settings, the same in every client and store of the protocol
-//! (PROTOCOL.md, "Limits"). The npm package keeps them in `wasm/js/lease-limits.mjs`; the
+//! (PROTOCOL.md, "Limits"). The npm package keeps them in `wasm/js/src/lease/limits.mjs`; the
 //! tests here fail when the two differ. Lengths are counted in UTF-16 units, as
 //! JavaScript counts a string's length.
 
@@ -35,7 +35,7 @@ pub(crate) fn text_length(text: &str) -> usize {
 mod tests {
     use super::*;
 
-    /// Every limit of the npm package's `lease-limits.mjs`, and no other, with the value
+    /// Every limit of the npm package's `src/lease/limits.mjs`, and no other, with the value
     /// it has here.
     #[test]
     fn the_npm_package_has_the_same_limits() {
@@ -48,7 +48,7 @@ mod tests {
             ("MAX_HOLDER", MAX_HOLDER as u64),
             ("MAX_TOKEN", MAX_TOKEN as u64),
         ];
-        let js: Vec<(String, u64)> = include_str!("../../wasm/js/lease-limits.mjs")
+        let js: Vec<(String, u64)> = include_str!("../../wasm/js/src/lease/limits.mjs")
             .lines()
             .filter_map(|line| line.strip_prefix("export const "))
             .map(|line| {

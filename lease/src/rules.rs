@@ -1,6 +1,6 @@
 //! The holder's rules (PROTOCOL.md, "What a holder does"): what a lease does in a given
 //! situation, as a pure function ([`decide`], the same as `decide` in the npm package's
-//! `wasm/js/lease-rules.mjs`, both checked against `tests/vectors/holder.json`), and the
+//! `wasm/js/src/lease/rules.mjs`, both checked against `tests/vectors/holder.json`), and the
 //! heartbeat's schedule that feeds it.
 
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Snowdrift } from "snowdrift";
 import { leaseNode, redisStore } from "snowdrift/redis";
-import { keysOf } from "../../wasm/js/redis-space.mjs";
+import { keysOf } from "../../wasm/js/src/lease/redis-space.mjs";
 import { KINDS, connect } from "./clients.mjs";
 import { startServer } from "./redis-server.mjs";
 import { leaseNode as leasePostgres } from "snowdrift/postgres";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Snowdrift, maxIdAt } from "snowdrift";
 import { leaseNode, list, redisStore } from "snowdrift/redis";
-import { KEY_NAMES } from "../../wasm/js/redis-space.mjs";
+import { KEY_NAMES } from "../../wasm/js/src/lease/redis-space.mjs";
 import { startServer, sleep } from "./redis-server.mjs";
 import { KINDS, connect } from "./clients.mjs";
 import { assertDisjoint, later } from "./holders.mjs";

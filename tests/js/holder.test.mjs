@@ -1,4 +1,4 @@
-// The holder of a lease in JavaScript: its rules (`decide` in wasm/js/lease-rules.mjs)
+// The holder of a lease in JavaScript: its rules (`decide` in wasm/js/src/lease/rules.mjs)
 // against the situations of tests/vectors/holder.json, which the Rust holder's tests read
 // too, and the Node holder of the package (`holder.cjs`, the one `snowdrift/redis` and
 // `snowdrift/postgres` use) over a store in memory whose calls can stop answering, whose
@@ -19,7 +19,7 @@ import {
   decide,
   layoutFacts,
   leaseOptions as rulesOptions,
-} from "../../wasm/js/lease-rules.mjs";
+} from "../../wasm/js/src/lease/rules.mjs";
 
 const table = JSON.parse(readFileSync(new URL("../vectors/holder.json", import.meta.url)));
 // The package's Node holder (bundled with the rules), as the Redis and PostgreSQL clients use it.

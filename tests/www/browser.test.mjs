@@ -399,7 +399,7 @@ pageTest(
     near(odds.ten, 1 - none);
 
     // The table in browser.d.ts: rows "| devices | default | instagram | browser |".
-    const dts = readFileSync(new URL("../../wasm/js/browser.d.ts", import.meta.url), "utf8");
+    const dts = readFileSync(new URL("../../wasm/js/types/browser.d.ts", import.meta.url), "utf8");
     const rows = [...dts.matchAll(/^ \* \| ([\d,]+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$/gm)];
     assert.equal(rows.length, 4, "four rows in the table");
     const shown = (p, text) => {

@@ -160,7 +160,7 @@ pub fn id_result<E>(r: Result<u64, E>, on_err: impl FnOnce(E)) -> i64 {
     }
 }
 
-// The offsets `wasm/js/api.mjs` reads at: the `IO_*` of shared.rs, which the build writes
+// The offsets `wasm/js/src/api.mjs` reads at: the `IO_*` of shared.rs, which the build writes
 // into its constants module.
 const _: () = {
     use crate::shared::{IO_BATCH, IO_ERR, IO_ERR_CODE, IO_ERR_KIND, IO_ERR_LEN, IO_NUM, IO_TEXT};

@@ -1,5 +1,5 @@
 //! The wasm layer of the `snowdrift` npm package: `#[wasm_bindgen]` free functions over
-//! the core, called by the package's JS layer (`wasm/js/api.mjs`) through the glue that the
+//! the core, called by the package's JS layer (`wasm/js/src/api.mjs`) through the glue that the
 //! wasm-bindgen CLI generates (`--target web`, loaded with `initSync` in every runtime).
 //! It holds no ID logic: every export calls a core function and moves numbers across.
 //!

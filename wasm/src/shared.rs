@@ -1,4 +1,4 @@
-//! The numbers the wasm exports and the JS layer (`wasm/js/api.mjs`) share: error kinds,
+//! The numbers the wasm exports and the JS layer (`wasm/js/src/api.mjs`) share: error kinds,
 //! policy codes, fact fields, decode flags, buffer capacities and offsets. Kept once,
 //! here: `cargo xtask npm` reads this file as text, takes each `pub const NAME: TYPE =
 //! <integer>;` line, and writes the same numbers as `constants.mjs`, which `api.mjs`

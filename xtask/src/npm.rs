@@ -3,37 +3,44 @@
 //!
 //! The package is a release build of the `snowdrift-wasm` crate (`#[wasm_bindgen]` free
 //! functions) run through the wasm-bindgen CLI (`--target web`) and `wasm-opt -Oz` (npm
-//! `binaryen`), plus the hand-written files in `wasm/js/`: the JS API (`api.mjs`, bundled
-//! here with the generated glue, `host.mjs`, the argument checks `check.mjs` and the
-//! shared numbers `constants.mjs` into `api.mjs` and `api.cjs`, and with the browser entry
-//! into `index.js`, and with the Node ES module entry and the wasm as base64 into
-//! `node.mjs`, so that an import reads one file; esbuild bundles, terser minifies),
-//! `snowdrift/browser` (`browser.js`),
-//! the lease clients (`snowdrift/redis`, `snowdrift/postgres` over the shared
-//! `holder.cjs`) and `snowdrift/cloudflare` (`cloudflare.js`, the lease store as a Durable
-//! Object and its Workers client), `snowdrift/http` (the lease handler, `lease-http.mjs`,
-//! one entry per runtime), `snowdrift/metrics` (what the leases of a process report,
-//! `lease-metrics.mjs`, one registry on `globalThis` for every bundle that holds leases)
-//! and `snowdrift/browser-lease` (its browser client) each bundled
-//! with the checks, the entry points, the
-//! types, the `snowdrift` command and package.json. The names of the core's preset layouts
-//! are written into the types and the command's help from `snowdrift::Layout::PRESETS`;
-//! the JS API reads them from the wasm. The numbers the wasm and the JS share (error
-//! kinds, policy codes, fact fields, buffer offsets) are kept once, in
-//! `wasm/src/shared.rs` (the seal module's in `wasm/seal/src/shared.rs`), and written into
-//! `constants.mjs` (`seal-constants.mjs`) here; the names of the core's error kinds, which
-//! JS errors carry as `code`, are read from `core/src/error.rs` into `codes.mjs` and the
-//! types' `ErrorCode`, in the order `wasm/src/codes.rs` numbers them. The tools (esbuild,
+//! `binaryen`), plus the hand-written files in `wasm/js/`:
+//!
+//! - `entries/`: one file per runtime and subpath export, a few lines each, which become the
+//!   package's top-level files (`index.js`, `node.mjs`, `node.cjs`, `workerd.js`,
+//!   `browser.js`, `redis.cjs`, `seal.js`, `http-node.cjs`, ...);
+//! - `src/`: the modules they share, bundled into them: the JS API (`api.mjs`, over one module per concept in `api/`),
+//!   the argument checks (`check.mjs`), the error codes, what the wasm imports (`host.mjs`),
+//!   and by concept `browser/` (`snowdrift/browser`), `lease/` (the lease rules and limits,
+//!   the Node holder and its Redis and PostgreSQL clients, the Durable Object, the HTTP
+//!   handler, the browser client, and what the leases of a process report, `metrics.mjs`:
+//!   one registry on `globalThis` for every bundle that holds leases) and `seal/`;
+//! - `types/`: the TypeScript declarations, copied to the package's top level; `bin/` (the
+//!   `snowdrift` command), package.json and the licence.
+//!
+//! The build copies `wasm/js/` into `target/npm/` and writes the generated modules into its
+//! `src/`, beside the modules that import them: the glue, the numbers the wasm and the JS
+//! share (error kinds, policy codes, fact fields, buffer offsets, kept once in
+//! `wasm/src/shared.rs`, the seal module's in `wasm/seal/src/shared.rs`) as
+//! `constants.mjs` (`seal-constants.mjs`), the names of the core's error kinds, which JS
+//! errors carry as `code` (read from `core/src/error.rs` into `codes.mjs` and the types'
+//! `ErrorCode`, in the order `wasm/src/codes.rs` numbers them), and the wasm as base64 for
+//! the Node ES module entries. Then esbuild bundles and terser minifies each of [`BUNDLES`]:
+//! the API with the glue into `api.mjs` and `api.cjs`, and with the browser entry into
+//! `index.js`, and with the Node ES module entry and the wasm into `node.mjs`, so that an
+//! import reads one file; the other entries over the entry of their runtime. The names of
+//! the core's preset layouts are written into the types and the command's help from
+//! `snowdrift::Layout::PRESETS`; the JS API reads them from the wasm. The tools (esbuild,
 //! terser, wasm-opt, and Biome for the lint suite) are installed in `xtask/js/` from its
 //! lockfile; the tests' own packages in `tests/js/`.
 //!
-//! Adding an entry point (a subpath export): a file in `wasm/js/` that imports the API
-//! from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./index.js`,
-//! `./workerd.js`: one wasm instance per runtime), plus its `exports` entry and `files`
-//! name in `wasm/js/package.json`. Everything in `wasm/js/` is copied into the package
-//! except the files the build bundles or minifies ([`BUNDLED`]); the lease protocol's
-//! scripts (`lease/lua/*.lua`, `lease/postgres/*.sql`) go into its `lua/` and `postgres/`. Adding a wasm export: a
-//! `#[wasm_bindgen] pub fn` over numbers in `wasm/src/`, imported by name in `api.mjs`.
+//! Adding an entry point (a subpath export): a file in `wasm/js/entries/` that imports the
+//! API from the entry of its runtime (`./node.mjs`, `./node.cjs`, `./index.js`,
+//! `./workerd.js`: one wasm instance per runtime) and its own code from `../src/`, a line
+//! in [`BUNDLES`] (unless it is copied as it is), its types in `wasm/js/types/`, plus its
+//! `exports` entry and `files` name in `wasm/js/package.json`. The lease protocol's
+//! scripts (`lease/lua/*.lua`, `lease/postgres/*.sql`) go into the package's `lua/` and
+//! `postgres/`. Adding a wasm export: a `#[wasm_bindgen] pub fn` over numbers in
+//! `wasm/src/`, imported by name in the module of its concept in `wasm/js/src/api/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,37 +49,56 @@ use crate::util::{
     self, Result, cargo, ensure_apt, ensure_targets, lock_version, output, root, run_in,
 };
 
-/// Files of `wasm/js/` that go into the package only bundled or minified by the build.
-const BUNDLED: &[&str] = &[
-    "api.mjs",
-    "host.mjs",
-    "check.mjs",
-    "error-codes.mjs",
-    "lease-rules.mjs",
-    "lease-metrics.mjs",
-    "metrics.mjs",
-    "lease-limits.mjs",
-    "redis-space.mjs",
-    "persist.mjs",
-    "idb.mjs",
-    "worker-events.mjs",
-    "index.js",
-    "browser.js",
-    "holder.cjs",
-    "redis.cjs",
-    "postgres.cjs",
-    "cloudflare.js",
-    "seal-api.mjs",
-    "seal.js",
-    "node.mjs",
-    "seal-node.mjs",
-    "node-wasm.mjs",
-    "lease-http.mjs",
-    "http-node.cjs",
-    "http-workerd.js",
-    "http.js",
-    "browser-lease.js",
+/// The package's bundled files: (source in `wasm/js/`, format, file in the package, imports
+/// left external). The other entries bundle what they import from `src/` (the argument
+/// checks, `check.mjs`) but not the entry of their runtime they reach the API through
+/// (one wasm instance per runtime): its import names the package's file, as the entry's
+/// neighbour (`./node.cjs`, `./index.js`). The Node lease clients share one holder
+/// (`holder.cjs`: one set of live leases to release at exit).
+const BUNDLES: &[(&str, &str, &str, &[&str])] = &[
+    ("src/api.mjs", "esm", "api.mjs", &[]),
+    ("src/api.mjs", "cjs", "api.cjs", &[]),
+    ("entries/index.js", "esm", "index.js", &[]),
+    ("entries/browser.js", "esm", "browser.js", &["./index.js"]),
+    (
+        "entries/browser-lease.js",
+        "esm",
+        "browser-lease.js",
+        &["./index.js"],
+    ),
+    ("entries/http.js", "esm", "http.js", &["./index.js"]),
+    (
+        "entries/http-workerd.js",
+        "esm",
+        "http-workerd.js",
+        &["./workerd.js"],
+    ),
+    (
+        "entries/http-node.cjs",
+        "cjs",
+        "http-node.cjs",
+        &["./node.cjs"],
+    ),
+    ("src/lease/holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
+    ("src/seal/api.mjs", "esm", "seal-api.mjs", &[]),
+    ("src/seal/api.mjs", "cjs", "seal-api.cjs", &[]),
+    ("entries/seal.js", "esm", "seal.js", &[]),
+    ("entries/node.mjs", "esm", "node.mjs", &[]),
+    ("entries/seal-node.mjs", "esm", "seal-node.mjs", &[]),
+    ("entries/metrics.mjs", "esm", "metrics.mjs", &[]),
+    ("entries/metrics.mjs", "cjs", "metrics.cjs", &[]),
+    ("entries/redis.cjs", "cjs", "redis.cjs", LEASE),
+    ("entries/postgres.cjs", "cjs", "postgres.cjs", LEASE),
+    (
+        "entries/cloudflare.js",
+        "esm",
+        "cloudflare.js",
+        &["cloudflare:workers", "./workerd.js"],
+    ),
 ];
+
+/// What the Node lease clients leave external: the Node entry and the shared holder.
+const LEASE: &[&str] = &["./node.cjs", "./holder.cjs"];
 
 /// The JS tests of the package (and their runtimes, browsers' drivers, benchmark peers).
 pub fn js_dir() -> PathBuf {
@@ -188,7 +214,9 @@ pub fn build() -> Result {
         ])?;
     }
     let built = root().join("target/wasm32-unknown-unknown/wasm-release");
-    // The glue, generated next to copies of the hand-written JS it is bundled with.
+    // A copy of `wasm/js/`, with the generated modules (the glue, the shared numbers, the
+    // error codes, the wasm as base64) written into its `src/`, beside the modules that
+    // import them.
     let stage = root().join("target/npm");
     let pkg = pkg_dir();
     for dir in [&stage, &pkg] {
@@ -198,9 +226,13 @@ pub fn build() -> Result {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     copy_dir(&root().join("wasm/js"), &stage, &[])?;
-    write_constants("wasm/src/shared.rs", &stage.join("constants.mjs"))?;
-    write_constants("wasm/seal/src/shared.rs", &stage.join("seal-constants.mjs"))?;
-    write_codes(&stage.join("codes.mjs"))?;
+    let generated = stage.join("src");
+    write_constants("wasm/src/shared.rs", &generated.join("constants.mjs"))?;
+    write_constants(
+        "wasm/seal/src/shared.rs",
+        &generated.join("seal-constants.mjs"),
+    )?;
+    write_codes(&generated.join("codes.mjs"))?;
     // The main module, and `snowdrift/seal`'s module apart from it (AES stays out of the
     // default entry).
     for (name, out) in [
@@ -210,7 +242,7 @@ pub fn build() -> Result {
         glue(
             &built.join(format!("{name}.wasm")),
             name,
-            &stage,
+            &generated,
             &pkg.join(out),
         )?;
     }
@@ -224,58 +256,20 @@ pub fn build() -> Result {
             "// Written by `cargo xtask npm`: {wasm} in base64.\nexport default \"{}\";\n",
             base64(&bytes)
         );
-        fs::write(stage.join(module), text).map_err(|e| format!("cannot write {module}: {e}"))?;
+        fs::write(generated.join(module), text)
+            .map_err(|e| format!("cannot write {module}: {e}"))?;
     }
-    copy_dir(&root().join("wasm/js"), &pkg, BUNDLED)?;
+    copy_package_files(&pkg)?;
     copy_lease_scripts(&pkg)?;
     // The API module with the glue, bundled by esbuild and minified by terser (whose
     // output is smaller), once as an ES module and once as CommonJS, so that
     // require("snowdrift") needs no require(esm); and the browser entry with all of it in
     // one file, the only script a page downloads. Only `initSync` is imported from the
     // glue: its async loader (and its `import.meta`) is left out.
-    // The other entries bundle what they import (the argument checks, `check.mjs`) but not
-    // the entry of their runtime they reach the API through: one wasm instance per runtime.
     // `snowdrift/browser` is minified; the lease clients (for Node) and
     // `snowdrift/cloudflare` (the Durable Object and the Workers client, over the workerd
-    // entry) are not. The Node clients share one holder (`holder.cjs`: one
-    // set of live leases to release at exit).
-    const LEASE: &[&str] = &["./node.cjs", "./holder.cjs"];
-    for (entry, format, file, external) in [
-        ("api.mjs", "esm", "api.mjs", &[][..]),
-        ("api.mjs", "cjs", "api.cjs", &[]),
-        ("index.js", "esm", "index.js", &[]),
-        ("browser.js", "esm", "browser.js", &["./index.js"]),
-        (
-            "browser-lease.js",
-            "esm",
-            "browser-lease.js",
-            &["./index.js"],
-        ),
-        ("http.js", "esm", "http.js", &["./index.js"]),
-        (
-            "http-workerd.js",
-            "esm",
-            "http-workerd.js",
-            &["./workerd.js"],
-        ),
-        ("http-node.cjs", "cjs", "http-node.cjs", &["./node.cjs"]),
-        ("metrics.mjs", "esm", "metrics.mjs", &[]),
-        ("metrics.mjs", "cjs", "metrics.cjs", &[]),
-        ("holder.cjs", "cjs", "holder.cjs", &["./node.cjs"]),
-        ("seal-api.mjs", "esm", "seal-api.mjs", &[]),
-        ("seal-api.mjs", "cjs", "seal-api.cjs", &[]),
-        ("seal.js", "esm", "seal.js", &[]),
-        ("node.mjs", "esm", "node.mjs", &[]),
-        ("seal-node.mjs", "esm", "seal-node.mjs", &[]),
-        ("redis.cjs", "cjs", "redis.cjs", LEASE),
-        ("postgres.cjs", "cjs", "postgres.cjs", LEASE),
-        (
-            "cloudflare.js",
-            "esm",
-            "cloudflare.js",
-            &["cloudflare:workers", "./workerd.js"],
-        ),
-    ] {
+    // entry) are not.
+    for &(entry, format, file, external) in BUNDLES {
         let bundled = stage.join(format!("bundled-{file}"));
         bundle(&stage.join(entry), format, external, &bundled)?;
         let minified = ["api.cjs", "seal-api.cjs"].contains(&file);
@@ -298,9 +292,9 @@ pub fn build() -> Result {
     Ok(())
 }
 
-/// Runs the wasm-bindgen CLI on `wasm` (its glue, `<name>.js`, into `stage`), then
+/// Runs the wasm-bindgen CLI on `wasm` (its glue, `<name>.js`, into `dir`), then
 /// `wasm-opt -Oz` on the module it wrote, into `out`.
-fn glue(wasm: &Path, name: &str, stage: &Path, out: &Path) -> Result {
+fn glue(wasm: &Path, name: &str, dir: &Path, out: &Path) -> Result {
     util::run(
         "wasm-bindgen",
         &[
@@ -310,7 +304,7 @@ fn glue(wasm: &Path, name: &str, stage: &Path, out: &Path) -> Result {
             "--out-name",
             name,
             "--out-dir",
-            path_str(stage)?,
+            path_str(dir)?,
             path_str(wasm)?,
         ],
     )?;
@@ -329,7 +323,7 @@ fn glue(wasm: &Path, name: &str, stage: &Path, out: &Path) -> Result {
             "--strip-debug",
             "--strip-producers",
             "--strip-target-features",
-            path_str(&stage.join(format!("{name}_bg.wasm")))?,
+            path_str(&dir.join(format!("{name}_bg.wasm")))?,
             "-o",
             path_str(out)?,
         ],
@@ -642,6 +636,21 @@ fn copy_lease_scripts(pkg: &Path) -> Result {
         }
     }
     Ok(())
+}
+
+/// The hand-written files that go into the package as they are: the entries the build does
+/// not bundle (`wasm/js/entries/`) and the types (`wasm/js/types/`), at the package's top
+/// level, and the rest of `wasm/js/` (the command in `bin/`, package.json, the licence)
+/// where it is. The modules of `src/` go in only bundled.
+fn copy_package_files(pkg: &Path) -> Result {
+    let js = root().join("wasm/js");
+    copy_dir(&js, pkg, &["entries", "types", "src"])?;
+    let bundled: Vec<&str> = BUNDLES
+        .iter()
+        .filter_map(|(entry, ..)| entry.strip_prefix("entries/"))
+        .collect();
+    copy_dir(&js.join("entries"), pkg, &bundled)?;
+    copy_dir(&js.join("types"), pkg, &[])
 }
 
 /// Copies a directory tree, leaving out the top-level files named in `skip`.

@@ -1,4 +1,4 @@
-//! The numbers the seal module and its JS layer (`wasm/js/seal-api.mjs`) share: the
+//! The numbers the seal module and its JS layer (`wasm/js/src/seal/api.mjs`) share: the
 //! buffer's capacity and offsets, checked against the buffer's struct at compile time in
 //! `lib.rs`. Kept once, here: `cargo xtask npm` reads this file as text, as it reads the
 //! main module's `wasm/src/shared.rs`, and writes the same numbers as `seal-constants.mjs`,

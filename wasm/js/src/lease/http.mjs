@@ -20,8 +20,8 @@
 // The runtime's API (`Snowdrift`, `layoutInfo`, `maxIdAt`) is passed in, as the lease
 // rules take it: each runtime's entry (`http-node.cjs`, `http-workerd.js`, `http.js`) is
 // a few lines.
-import { describe, intArg, optFn, optInt, options as checkOptions, pastFence, textArg, wrongType } from "./check.mjs";
-import { MAX_HOLDER, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
+import { describe, intArg, optFn, optInt, options as checkOptions, pastFence, textArg, wrongType } from "../check.mjs";
+import { MAX_HOLDER, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./limits.mjs";
 import {
   Backoff,
   HeldLease,
@@ -32,7 +32,7 @@ import {
   layoutFacts,
   newToken,
   storeError,
-} from "./lease-rules.mjs";
+} from "./rules.mjs";
 
 const OPTIONS = [
   "store",
@@ -246,7 +246,7 @@ export function httpFor(api) {
     };
 
     // ---- the handler's own lease of each space, for `ids` ----
-    // A holder of lease-rules.mjs, kept per request (`keep`, with no background: a
+    // A holder of rules.mjs, kept per request (`keep`, with no background: a
     // request that finds a renewal due awaits it, never past the lapse). Its store calls
     // are bounded by `storeTimeoutMs` too; the store's errors reach the holder as they
     // are (it reads LOST), an acquire's as the handler's.

@@ -9,7 +9,7 @@ const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { createHash } = require("node:crypto");
 const { Lease, lease, leaseOptions, storeError } = require("./holder.cjs");
-const { describe, strArg, wrongType } = require("./check.mjs");
+const { describe, strArg, wrongType } = require("../check.mjs");
 const { keysOf, listing } = require("./redis-space.mjs");
 
 const scripts = new Map();
@@ -56,7 +56,7 @@ function evalWith(client) {
 }
 
 /** The protocol's calls on a Redis client, as the holder and `snowdrift/http`'s
- * `leaseHandler` take them (the store interface of lease-rules.mjs). */
+ * `leaseHandler` take them (the store interface of rules.mjs). */
 function redisStore(client) {
   const run = evalWith(client);
   return {

@@ -25,12 +25,13 @@
 // first ttl + skew ms is fenced after that window, beyond anything a holder of the lost
 // records could still issue.
 import { DurableObject } from "cloudflare:workers";
-import { describe, intArg, pastFence, strArg, textArg, wrongType } from "./check.mjs";
-import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions } from "./lease-rules.mjs";
-import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./lease-limits.mjs";
+import { describe, intArg, pastFence, strArg, textArg, wrongType } from "../check.mjs";
+import { Backoff, HeldLease, acquireLease, leaseGenerator, leaseOptions } from "./rules.mjs";
+import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TOKEN, MAX_TTL_MS, MIN_TTL_MS } from "./limits.mjs";
+// The package's workerd entry, beside this file once built (the build leaves it external).
 import * as api from "./workerd.js";
 
-// The widest settings any client of the protocol uses (lease-limits.mjs).
+// The widest settings any client of the protocol uses (limits.mjs).
 const MAX_CAPACITY = 2 ** MAX_NODE_BITS;
 const MAX_TIME_MS = Number.MAX_SAFE_INTEGER;
 // The longest layout text the object stores (a layout's text has about 100 characters).
@@ -486,7 +487,7 @@ export class SnowdriftLeases extends DurableObject {
 
 // ---- The Workers client ----------------------------------------------------------------
 // Workers have no timers between requests, so the holder of lease/PROTOCOL.md runs
-// lazily: every request calls `keep(ctx)` (lease-rules.mjs), which asks the holder's
+// lazily: every request calls `keep(ctx)` (rules.mjs), which asks the holder's
 // rules what to do and makes one object call when a renewal is due (in the background
 // through `ctx.waitUntil` while the lease has time to spare, awaited when it has little,
 // and never awaited past the lapse). The lapse is checked there too. An isolate that is evicted never
@@ -499,7 +500,7 @@ export class SnowdriftLeases extends DurableObject {
 let isolate;
 
 /** The protocol's calls on a Durable Object namespace bound to `SnowdriftLeases` (one
- * object per space), as every holder takes them (lease-rules.mjs). */
+ * object per space), as every holder takes them (rules.mjs). */
 export function durableObjectStore(namespace) {
   if (typeof namespace?.idFromName !== "function" || typeof namespace?.get !== "function") {
     throw wrongType("the Durable Object namespace", "a binding of the SnowdriftLeases class (env.LEASES)", namespace);
@@ -522,7 +523,7 @@ export function durableObjectStore(namespace) {
 }
 
 /** A node id leased from a `SnowdriftLeases` object, for one isolate: the holder of
- * lease-rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator
+ * rules.mjs, kept by calling `keep(ctx)` in every request that uses its generator
  * (renewals in the background through `ctx.waitUntil` while the lease has time to spare,
  * awaited when it has little, never awaited past the lapse). */
 export class Lease extends HeldLease {}

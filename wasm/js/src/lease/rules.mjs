@@ -11,16 +11,18 @@
 //   acquire({ space, capacity, ttl, skew, token, holder, layout }) -> { node, notBefore, until }
 //   renew({ space, node, token, next }, ttl) -> until (the lease's token is `next` from then on)
 //   release({ space, node, token, next }, issued) -> anything
-import { describe, intError, optFn, optInt, options as checkOptions, outOfRange, strArg, wrongType } from "./check.mjs";
 import {
-  MAX_HOLDER,
-  MAX_NODE_BITS,
-  MAX_SPACE_NAME,
-  MAX_TTL_MS,
-  MIN_RENEW_EVERY_MS,
-  MIN_TTL_MS,
-} from "./lease-limits.mjs";
-import { report, track } from "./lease-metrics.mjs";
+  describe,
+  intError,
+  optFn,
+  optInt,
+  options as checkOptions,
+  outOfRange,
+  strArg,
+  wrongType,
+} from "../check.mjs";
+import { MAX_HOLDER, MAX_NODE_BITS, MAX_SPACE_NAME, MAX_TTL_MS, MIN_RENEW_EVERY_MS, MIN_TTL_MS } from "./limits.mjs";
+import { report, track } from "./metrics.mjs";
 
 /** The options of `leaseNode`, whatever the store. */
 export const OPTIONS = ["key", "layout", "region", "ttlMs", "skewMs", "renewEveryMs", "holder", "clock", "onEvent"];
@@ -284,7 +286,7 @@ const MAX_STEPS = 100_000;
  * and its bookkeeping, the lapse, lost, the generator and the release, with `decide`
  * saying what to do. Drivers only do the I/O `decide` asks for: the wait until usable
  * (`_usable`, every runtime), timers in Node (`holder.cjs`), `keep(ctx)` in each request
- * in Workers (`cloudflare.js`) and in the HTTP handler (`lease-http.mjs`). Every await of
+ * in Workers (`cloudflare.js`) and in the HTTP handler (`http.mjs`). Every await of
  * a store call is bounded by the lapse. Subclasses hear of the stop (`_stopped`).
  */
 export class HeldLease {
@@ -327,7 +329,7 @@ export class HeldLease {
     this._report("acquire", { notBefore: grant.notBefore, until: grant.until, latencyMs: performance.now() - sentAt });
   }
 
-  /** Reports `event` (lease-metrics.mjs): counted, published to its diagnostics channel,
+  /** Reports `event` (metrics.mjs): counted, published to its diagnostics channel,
    * passed to the `onEvent` option. */
   _report(event, data) {
     report(this.#o.space, event, { space: this.#o.space, node: this.node, ...data }, this.#o.onEvent);

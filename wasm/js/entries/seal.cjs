@@ -1,6 +1,6 @@
 // snowdrift/seal in Node, Deno and Bun (CommonJS): the seal module, read and compiled
 // synchronously on load. One instance per version of the package, shared with the ES module entry
-// (node-wasm.mjs).
+// (src/node-wasm.mjs).
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { createSeal } = require("./seal-api.cjs");

@@ -1,16 +1,17 @@
 "use strict";
 // The holder of a node id lease in Node, shared by every store's client
-// (`snowdrift/redis`, `snowdrift/postgres`): the state machine of lease-rules.mjs
+// (`snowdrift/redis`, `snowdrift/postgres`): the state machine of rules.mjs
 // (`HeldLease`: the fence, the wait until usable, a renewal, the lapse, lost, release),
 // driven by one timer that asks the rules (`decide`) what to do at least every WATCH_MS
 // and exactly when the lapse or the next regular renewal comes, and every live lease
-// released on SIGINT, SIGTERM and at exit. The stores are the objects of calls lease-rules.mjs describes.
+// released on SIGINT, SIGTERM and at exit. The stores are the objects of calls rules.mjs describes.
 const { hostname } = require("node:os");
+// The package's Node entry, beside this file once built (the build leaves it external).
 const api = require("./node.cjs");
 // Bundled in by `cargo xtask npm` (node.cjs stays a separate file: one wasm instance).
-const { HeldLease, POLL_MS, acquireLease, leaseOptions: checkLease, storeError, within } = require("./lease-rules.mjs");
+const { HeldLease, POLL_MS, acquireLease, leaseOptions: checkLease, storeError, within } = require("./rules.mjs");
 
-// How often a lease asks whether its generator is near the fence (lease-rules.mjs).
+// How often a lease asks whether its generator is near the fence (rules.mjs).
 const WATCH_MS = POLL_MS;
 // How long releasing on a signal or at exit may hold the process.
 const EXIT_RELEASE_MS = 1000;

@@ -1,4 +1,4 @@
-// `snowdrift/metrics`: what every lease of the process reports (lease-metrics.mjs), as
+// `snowdrift/metrics`: what every lease of the process reports (src/lease/metrics.mjs), as
 // Prometheus text or as metric families, and the names of its diagnostics channels.
 export {
   CHANNELS,
@@ -9,4 +9,4 @@ export {
   freeIds,
   prometheusText,
   recordListing,
-} from "./lease-metrics.mjs";
+} from "../src/lease/metrics.mjs";

@@ -16,7 +16,7 @@
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { Lease, lease, leaseOptions, storeError, within } = require("./holder.cjs");
-const { describe, wrongType, strArg, options: checkOptions } = require("./check.mjs");
+const { describe, wrongType, strArg, options: checkOptions } = require("../check.mjs");
 
 const DEFAULT_SCHEMA = "snowdrift";
 // The bounds of the calls that have no TTL: list, and a release of a lease this store
@@ -249,7 +249,7 @@ async function leaseNode(client, options) {
 
 /** The protocol's calls on PostgreSQL (the tables of `options.schema`, default
  * "snowdrift"), as `snowdrift/http`'s `leaseHandler` takes them (the store interface of
- * lease-rules.mjs). */
+ * rules.mjs). */
 function postgresStore(client, options) {
   options = checkOptions("postgresStore", options, ["schema"]);
   const schema = schemaArg(options.schema);

@@ -14,7 +14,7 @@
 // - The fence is the lease's: no window reaches `until`, so a device that cannot renew
 //   (offline) stops there with an error saying to reconnect, and the server gives the id
 //   to the next holder only after it (`notBefore`).
-// - Renewal by the holder's rules every client follows (`decide` in lease-rules.mjs): a
+// - Renewal by the holder's rules every client follows (`decide` in rules.mjs): a
 //   third of the TTL after the last one was sent (or tried), early while the next window
 //   would come near the fence, and on the `online` event. It has no lapse: its windows end
 //   at the fence, in ID time, whether it can reach the server or not. A lease the server no longer holds
@@ -38,16 +38,17 @@ import {
   strArg,
   textArg,
   wrongType,
-} from "./check.mjs";
-import { MAX_SPACE_NAME } from "./lease-limits.mjs";
-import { request, upgradedError, within } from "./idb.mjs";
-import { Backoff, decide, layoutFacts, leaseGenerator, newToken, usable } from "./lease-rules.mjs";
-import { persistence } from "./persist.mjs";
-import { workerEvents } from "./worker-events.mjs";
+} from "../check.mjs";
+import { MAX_SPACE_NAME } from "./limits.mjs";
+import { leaseDb, locked, openDb } from "./browser-store.mjs";
+import { Backoff, decide, layoutFacts, leaseGenerator, newToken, usable } from "./rules.mjs";
+import { persistence } from "../browser/persist.mjs";
+import { workerEvents } from "../browser/worker-events.mjs";
 
 // In a worker, events that arrive while the package loads are kept for the handlers the
 // worker's module sets (worker-events.mjs): the core is imported after.
 const early = workerEvents();
+// The package's browser entry, beside this file once built (the build leaves it external).
 const { Snowdrift, layoutInfo, maxIdAt } = await import("./index.js");
 early?.release();
 
@@ -65,8 +66,6 @@ const OPTIONS = [
   "storageTimeoutMs",
 ];
 const MAX_U32 = 4294967295;
-const DB = "snowdrift-lease";
-const STORE = "leases";
 
 const iso = (ms) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -77,107 +76,7 @@ function clockMs() {
   return Number.isFinite(t) ? Math.max(Math.ceil(t), 0) : 0;
 }
 
-async function openDb(timeoutMs) {
-  if (typeof indexedDB === "undefined" || indexedDB === null) {
-    throw new Error("snowdrift/browser-lease needs IndexedDB to keep its lease; it is not available in this context");
-  }
-  const open = indexedDB.open(DB, 1);
-  open.onupgradeneeded = () => open.result.createObjectStore(STORE);
-  return within(request(open), timeoutMs, "opening its database", (late) => late.close());
-}
-
 const closedError = () => new Error("this snowdrift/browser-lease generator is closed");
-
-/** `body()` under the Web Lock `lock`; once more from the start if the database was lost
- * under it (its next read then finds no lease). */
-function locked(lock, body) {
-  return navigator.locks.request(lock, async () => {
-    try {
-      return await body();
-    } catch (e) {
-      if (!e?.lost) throw e;
-      return body();
-    }
-  });
-}
-
-/**
- * The lease database of one generator, opened with `db`. `store(mode, call, what)` runs
- * one transaction on the store (writes are durable when it resolves), bounded by
- * `timeoutMs`. A deletion (site data cleared, `deleteDatabase` elsewhere) closes the
- * connection at once, so it never blocks; the next call opens the database again, and
- * finds no lease in it. A call the loss cut short rejects with `lost` set: the caller
- * starts over from its read (`locked`), not from a write of what it read before.
- */
-function leaseDb(db, timeoutMs) {
-  let current = db; // undefined once the database was deleted or closed under this generator
-  let opening; // the database being opened again, if it is
-  let upgraded = false;
-  let closed = false;
-  const watch = (d) => {
-    const lost = () => {
-      if (current === d) current = undefined;
-    };
-    d.onversionchange = (e) => {
-      d.close();
-      lost();
-      if (e.newVersion !== null) upgraded = true;
-    };
-    d.onclose = lost; // closed by the browser (site data cleared)
-  };
-  watch(db);
-  const connection = () => {
-    if (upgraded) return Promise.reject(upgradedError());
-    if (closed) return Promise.reject(closedError());
-    if (current) return Promise.resolve(current);
-    opening ??= openDb(timeoutMs)
-      .then((d) => {
-        if (closed) {
-          d.close();
-          throw closedError();
-        }
-        watch(d);
-        current = d;
-        return d;
-      })
-      .finally(() => {
-        opening = undefined;
-      });
-    return opening;
-  };
-  const once = (d, mode, call) =>
-    new Promise((ok, fail) => {
-      const tx = d.transaction(STORE, mode, { durability: "strict" });
-      const r = call(tx.objectStore(STORE));
-      tx.oncomplete = () => ok(r.result);
-      tx.onerror = tx.onabort = () => fail(tx.error);
-    });
-  return {
-    async store(mode, call, what) {
-      const d = await connection();
-      try {
-        return await within(once(d, mode, call), timeoutMs, what);
-      } catch (e) {
-        // "The database connection is closing", or the transaction aborted by the loss.
-        // Anything else (quota, a timeout) as it is.
-        const cut = current !== d || ["InvalidStateError", "AbortError", "UnknownError"].includes(e?.name);
-        if (e?.timedOut || upgraded || closed || !cut) throw e;
-        if (current === d) {
-          current = undefined;
-          d.close();
-        }
-        throw Object.assign(new Error(`IndexedDB was closed under this generator ${what} (${e?.message})`), {
-          lost: true,
-        });
-      }
-    },
-    close() {
-      closed = true;
-      current?.close();
-      current = undefined;
-    },
-  };
-}
 
 /** A failed call to the handler: `offline` when it did not answer (or answered 503). */
 class CallError extends Error {
@@ -306,7 +205,7 @@ export class LeasedSnowdrift {
   }
 
   /**
-   * Whether the holder's rules (`decide`, lease-rules.mjs) say to renew `lease` (of the
+   * Whether the holder's rules (`decide`, rules.mjs) say to renew `lease` (of the
    * layout `facts`) now, before a window `span` ms past the clock plus `reserveMs`. Times
    * are the device's clock, which the origin's tabs share (`renewedAt` is in the record);
    * a clock set back before the last renewal renews at once; after a failed renewal, the
@@ -451,7 +350,7 @@ export class LeasedSnowdrift {
     }
     const facts = layoutFacts(api, g.layout);
     // A new space's first leases start after its skew: renew until there is a tick to issue
-    // in, by the holder's rules (lease-rules.mjs), a call at a time, each bounded by the lapse.
+    // in, by the holder's rules (rules.mjs), a call at a time, each bounded by the lapse.
     const { ttlMs: ttl, skewMs: skew } = g;
     const times = { acquireSentAt: sentAt, okSentAt: sentAt, sentAt };
     let next; // the token a renewal sent without an answer yet (lease/PROTOCOL.md, "Tokens")

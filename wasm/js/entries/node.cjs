@@ -1,5 +1,5 @@
 // Node, Deno and Bun, CommonJS: the wasm is read and compiled synchronously on load. One
-// instance per version of the package, shared with the ES module entry (node-wasm.mjs).
+// instance per version of the package, shared with the ES module entry (src/node-wasm.mjs).
 const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const { create } = require("./api.cjs");

@@ -16,11 +16,11 @@ import {
   open,
   seal_text,
   open_text,
-} from "./snowdrift_seal_wasm.js";
-import { describe, wrongType, numberId, options as checkOptions, oneOf, outOfRange } from "./check.mjs";
-import { withCode } from "./error-codes.mjs";
+} from "../snowdrift_seal_wasm.js";
+import { describe, wrongType, numberId, options as checkOptions, oneOf, outOfRange } from "../check.mjs";
+import { withCode } from "../error-codes.mjs";
 // The seal module's buffer offsets (wasm/seal/src/shared.rs, written by the build).
-import { DATA, DATA_CAP, ERR, ERR_CODE, ERR_LEN } from "./seal-constants.mjs";
+import { DATA, DATA_CAP, ERR, ERR_CODE, ERR_LEN } from "../seal-constants.mjs";
 const MAX_ID = 0xffffffffffffffffn;
 const FORMS = ["decimal", "hex", "base32", "base62"];
 const FREED = 0xffffffff; // no entry: the module answers "this sealer was freed"

@@ -1,8 +1,8 @@
-// Node, Deno and Bun, ES modules: one file, bundled with the API and the wasm (node-wasm.mjs
+// Node, Deno and Bun, ES modules: one file, bundled with the API and the wasm (src/node-wasm.mjs
 // says why), sharing its instance with require("snowdrift").
-import { create } from "./api.mjs";
-import { compileBase64, shared } from "./node-wasm.mjs";
-import wasm from "./snowdrift.wasm.mjs";
+import { create } from "../src/api.mjs";
+import { compileBase64, shared } from "../src/node-wasm.mjs";
+import wasm from "../src/snowdrift.wasm.mjs";
 
 export const {
   Snowdrift,

@@ -1,6 +1,6 @@
 "use strict";
 // `snowdrift/http` on Node, Deno and Bun (CommonJS): the lease handler over this runtime's
 // wasm instance (`node.cjs`), and `nodeListener` for Node's `http` server.
-const { httpFor, nodeListener } = require("./lease-http.mjs");
+const { httpFor, nodeListener } = require("../src/lease/http.mjs");
 
 module.exports = { ...httpFor(require("./node.cjs")), nodeListener };
