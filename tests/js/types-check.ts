@@ -25,7 +25,7 @@ import type { Listing, PostgresClient, PostgresLeaseOptions } from "snowdrift/po
 import { redisStore } from "snowdrift/redis";
 import { postgresStore } from "snowdrift/postgres";
 import { leaseHandler } from "snowdrift/http";
-import type { LeaseCall, LeaseHandler } from "snowdrift/http";
+import type { HandlerHealth, LeaseCall, LeaseHandler } from "snowdrift/http";
 import { openLeased } from "snowdrift/browser-lease";
 import type { LeasedSnowdrift } from "snowdrift/browser-lease";
 import {
@@ -222,6 +222,9 @@ const pgHandler = leaseHandler({
 });
 const response: Promise<Response> = httpHandler(new Request("https://x.example/lease/acquire"));
 const closed: Promise<void> = pgHandler.close();
+const health: Promise<HandlerHealth> = httpHandler.health("web");
+health.then((h) => (h.state === "unavailable" ? h.error.code : h.state === "store" ? h.state : h.fenceMs));
+const heldNode: number | undefined = httpHandler.lease("web")?.node;
 const workerResponse: Promise<Response> = workerHandler(new Request("https://x.example/lease/ids"));
 const leasedGen: Promise<LeasedSnowdrift> = openLeased({ lease: "https://x.example/lease", space: "web" });
 leasedGen.then((g) => {

@@ -37,5 +37,6 @@ pub fn run(args: &[String]) -> Result {
     let npm = crate::npm::bench();
     let fleet = crate::fleet::bench();
     let edge = crate::edge::bench();
-    core.and(npm).and(fleet).and(edge)
+    let serve = crate::service::bench();
+    core.and(npm).and(fleet).and(edge).and(serve)
 }

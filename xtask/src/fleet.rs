@@ -30,7 +30,7 @@ fn fleet_dir() -> PathBuf {
 /// (`lease/tests/postgres.rs` runs initdb, postgres, pg_isready, psql and pg_basebackup
 /// from `pg_config --bindir`, which is not on PATH), and the npm package with its dev
 /// tools (node-redis and ioredis among them).
-fn setup() -> Result {
+pub fn setup() -> Result {
     ensure_apt(&[
         ("redis-server", "redis-server"),
         ("redis-tools", "redis-cli"),

@@ -10,6 +10,7 @@ mod fleet;
 mod fuzz;
 mod newcomer;
 mod npm;
+mod service;
 mod test;
 mod util;
 mod www;

@@ -12,7 +12,10 @@
 //! ```mjs or ```cjs block runs with node; a Worker module (`export default { fetch }`)
 //! runs in workerd through Miniflare and a browser block (`snowdrift/browser`,
 //! `localStorage`, `document`) in headless Chromium, both through
-//! `tests/newcomer/runtimes.mjs`. Blocks that connect to Redis find a redis-server on
+//! `tests/newcomer/runtimes.mjs`. Each ```python block runs with python3, with the ID
+//! service it calls (`snowdrift serve` of the packed package, over the suite's Redis, on
+//! 127.0.0.1:8080, its token in `SNOWDRIFT_TOKEN`) started when a block posts to `/ids`.
+//! Blocks that connect to Redis find a redis-server on
 //! 127.0.0.1:6379, and blocks that connect to PostgreSQL a server on 127.0.0.1:5432 with
 //! the database and role `app` (`tests/fleet/pg-server.mjs`); the suite starts each when
 //! its port is free. A Worker block that exports the lease store gets it bound as
@@ -48,6 +51,12 @@ const REDIS_PORT: u16 = 6379;
 /// The PostgreSQL server the blocks name (`postgres://app@127.0.0.1/app`).
 const POSTGRES_PORT: u16 = 5432;
 
+/// The ID service the Python blocks call (`http://127.0.0.1:8080/ids`, docs/serve.md).
+const SERVICE_PORT: u16 = 8080;
+
+/// The ID service's token, in the Python blocks' `SNOWDRIFT_TOKEN`.
+const SERVICE_TOKEN: &str = "newcomer-suite-token-0123456789";
+
 /// Crates a Rust block may use besides snowdrift, added to its manifest at the version of
 /// the workspace's Cargo.lock, with the features a user would name for the block.
 const RUST_CRATES: &[(&str, &str)] = &[
@@ -66,6 +75,8 @@ enum Kind {
     },
     Workerd,
     Browser,
+    /// python3, with `SNOWDRIFT_TOKEN` set for the ID service.
+    Python,
     Skip(String),
 }
 
@@ -89,9 +100,15 @@ impl Block {
         format!("{}-{}", self.file.replace('/', "-"), self.line)
     }
 
-    /// Whether the block talks to Redis (which the blocks find at 127.0.0.1:6379).
+    /// Whether the block talks to Redis (which the blocks find at 127.0.0.1:6379), itself
+    /// or through the ID service.
     fn needs_redis_server(&self) -> bool {
-        self.code.contains("redis")
+        self.code.contains("redis") || self.needs_id_service()
+    }
+
+    /// Whether the block calls the ID service (`snowdrift serve` at 127.0.0.1:8080).
+    fn needs_id_service(&self) -> bool {
+        self.kind == Kind::Python && self.code.contains("/ids")
     }
 
     /// Whether the block talks to PostgreSQL (database and role `app` at 127.0.0.1:5432).
@@ -125,9 +142,14 @@ fn run_all(blocks: &[Block], files: &[String], scratch: &Path) -> Result {
     let rust = runs(|k| *k == Kind::Rust)
         .then(|| rust_project(scratch))
         .transpose()?;
-    let node = runs(|k| matches!(k, Kind::Node { .. } | Kind::Workerd | Kind::Browser))
-        .then(|| node_project(scratch, blocks))
-        .transpose()?;
+    let node = runs(|k| {
+        matches!(
+            k,
+            Kind::Node { .. } | Kind::Workerd | Kind::Browser | Kind::Python
+        )
+    })
+    .then(|| node_project(scratch, blocks))
+    .transpose()?;
     if runs(|k| *k == Kind::Browser) {
         ensure_apt(&[("chromium", "chromium")])?;
     }
@@ -142,6 +164,9 @@ fn run_all(blocks: &[Block], files: &[String], scratch: &Path) -> Result {
     let postgres = needs(Block::needs_postgres_server)
         .then(start_postgres)
         .transpose()?;
+    let service = needs(Block::needs_id_service)
+        .then(|| start_service(node.as_deref().expect("made above"), scratch))
+        .transpose()?;
 
     let mut report = Vec::new();
     let mut failures = Vec::new();
@@ -153,6 +178,7 @@ fn run_all(blocks: &[Block], files: &[String], scratch: &Path) -> Result {
             Kind::Node { .. } | Kind::Workerd | Kind::Browser => {
                 Ok(run_js(block, node.as_deref().expect("made above")))
             }
+            Kind::Python => Ok(run_python(block, node.as_deref().expect("made above"))),
         };
         let line = match outcome {
             Err(reason) => format!("skipped ({reason})"),
@@ -175,7 +201,8 @@ fn run_all(blocks: &[Block], files: &[String], scratch: &Path) -> Result {
         eprintln!("{:<22} {:<5} {line}{where_}", block.at(), block.lang);
         report.push(line);
     }
-    for server in [redis, postgres].into_iter().flatten() {
+    // The service first: it releases its lease in Redis.
+    for server in [service, redis, postgres].into_iter().flatten() {
         stop(server);
     }
 
@@ -316,6 +343,7 @@ fn kind(lang: &str, code: &str) -> Kind {
                 }
             }
         }
+        "python" | "py" => Kind::Python,
         "sh" | "bash" | "shell" | "console" | "zsh" => Kind::Skip("shell".into()),
         "" => Kind::Skip("no language".into()),
         other => Kind::Skip(format!("{other}, not run")),
@@ -498,7 +526,12 @@ fn node_project(scratch: &Path, blocks: &[Block]) -> Result<PathBuf> {
         "--no-fund".into(),
         tarball.display().to_string(),
     ];
-    for name in imported_packages(blocks) {
+    let mut packages = imported_packages(blocks);
+    // The ID service loads the Redis client from the project it runs in.
+    if blocks.iter().any(Block::needs_id_service) && !packages.iter().any(|p| p == "redis") {
+        packages.push("redis".into());
+    }
+    for name in packages {
         install.push(format!("{name}@{}", pinned_npm_version(&name)?));
     }
     let args: Vec<&str> = install.iter().map(String::as_str).collect();
@@ -567,6 +600,18 @@ fn run_js(block: &Block, dir: &Path) -> std::result::Result<(), String> {
         _ => &mut command,
     };
     run_limited(command.arg(&file).current_dir(dir))
+}
+
+/// Runs a Python block with python3, the ID service's token in `SNOWDRIFT_TOKEN`.
+fn run_python(block: &Block, dir: &Path) -> std::result::Result<(), String> {
+    let file = format!("{}.py", block.slug());
+    fs::write(dir.join(&file), &block.code).map_err(|e| format!("cannot write {file}: {e}"))?;
+    run_limited(
+        Command::new("python3")
+            .arg(&file)
+            .current_dir(dir)
+            .env("SNOWDRIFT_TOKEN", SERVICE_TOKEN),
+    )
 }
 
 /// Runs a command for at most [`RUN_LIMIT`], its output captured; Err(output) unless it
@@ -701,6 +746,44 @@ fn start_postgres() -> Result<Child> {
     Ok(child)
 }
 
+/// Starts the ID service the Python blocks call, `snowdrift serve` of the packed package in
+/// the node project `dir` (which holds the Redis client), over the suite's Redis on
+/// 127.0.0.1:6379, on 127.0.0.1:8080, when the port is free; its token file in `scratch`.
+fn start_service(dir: &Path, scratch: &Path) -> Result<Child> {
+    if TcpListener::bind(("127.0.0.1", SERVICE_PORT)).is_err() {
+        return Err(format!(
+            "the Python blocks call the ID service at http://127.0.0.1:{SERVICE_PORT}, but \
+             something already listens on that port: stop it, and the suite starts the service there"
+        ));
+    }
+    let token = scratch.join("service-token");
+    fs::write(&token, format!("{SERVICE_TOKEN}\n"))
+        .map_err(|e| format!("cannot write {}: {e}", token.display()))?;
+    let mut child = Command::new("node")
+        .args(["node_modules/snowdrift/bin/snowdrift.cjs", "serve"])
+        .args(["--redis", &format!("redis://127.0.0.1:{REDIS_PORT}")])
+        .args(["--space", "newcomer", "--port", &SERVICE_PORT.to_string()])
+        .arg("--token-file")
+        .arg(&token)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start snowdrift serve: {e}"))?;
+    // Its first line says where it listens, once it does (it bounds its own waits).
+    let mut line = String::new();
+    let stdout = child.stdout.take().ok_or("no stdout of snowdrift serve")?;
+    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+    if !line.contains("listening on") {
+        stop(child);
+        return Err(format!(
+            "snowdrift serve did not start for the Python blocks: {line:?}"
+        ));
+    }
+    eprintln!("{} (pid {})", line.trim(), child.id());
+    Ok(child)
+}
+
 fn ping(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
@@ -765,6 +848,7 @@ mod tests {
             Kind::Browser
         );
         assert_eq!(kind("toml", ""), Kind::Skip("toml, not run".into()));
+        assert_eq!(kind("python", "print(1)\n"), Kind::Python);
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub fn run(args: &[String]) -> Result {
         ("npm", crate::npm::test),
         ("fleet", crate::fleet::test),
         ("edge", crate::edge::test),
+        ("serve", crate::service::test),
         ("www", crate::www::test),
         ("newcomer", crate::newcomer::test),
     ];

@@ -7,6 +7,7 @@
 // npx snowdrift lease ids:orders --postgres postgres://app@127.0.0.1/app [--schema snowdrift]
 // npx snowdrift seal <id> --key-file F [--layout twitter] [--tweak HEX] [--form base62]
 // npx snowdrift open <sealed> --key-file F [--layout twitter] [--tweak HEX] [--form base62]
+// npx snowdrift serve --redis redis://127.0.0.1:6379 --token-file /etc/snowdrift/token (bin/serve.cjs)
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
 const { join } = require("node:path");
@@ -36,6 +37,10 @@ const USAGE = `usage:
   snowdrift open <sealed> --key-file F [--tweak HEX] [--layout NAME|JSON] [--form FORM] [--json]
                                                          the ID a sealed ID opens to (any
                                                          value opens to some ID: look it up)
+  snowdrift serve (--redis URL | --postgres URL) (--token-file F | --no-auth) [--port N] ...
+                                                         an ID service over HTTP: POST /ids,
+                                                         GET /health, GET /metrics (all its
+                                                         options: snowdrift serve --help)
 forms: base62 (default, 11 characters), base32 (13), decimal, hex
 layouts: ${PRESETS}, or a JSON object
          such as '{"timeBits":41,"nodeBits":10,"sequenceBits":12,"epochMs":1704067200000}'`;
@@ -79,6 +84,7 @@ function integer(name, text, fallback) {
 
 function main(argv) {
   const [command, ...args] = argv;
+  if (command === "serve") return require("./serve.cjs").serve(args);
   const { flags, rest } = parseArgs(args);
   if (command === undefined || flags.help || ["help", "--help", "-h"].includes(command)) {
     console.log(USAGE);
@@ -390,7 +396,7 @@ Promise.resolve()
     },
     (e) => {
       console.error(`snowdrift: ${e.message}`);
-      if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(USAGE);
+      if (e instanceof TypeError && !(e.message || "").includes(" must be ")) console.error(e.usage ?? USAGE);
       process.exitCode = 2;
     },
   );

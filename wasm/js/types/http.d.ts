@@ -1,7 +1,7 @@
 // snowdrift/http: node id leases over HTTP, as one Web-standard handler.
 import type { Layout } from "./index.js";
 import type { LeaseStore } from "./lease-store.js";
-import type { Region } from "./lease.js";
+import type { LeaseHealth, Region } from "./lease.js";
 
 export type { LeaseStore, StoreAcquire, StoreTicket } from "./lease-store.js";
 
@@ -57,7 +57,24 @@ export interface LeaseHandler {
   /** Releases the handler's own leases (those `ids` issues from over a store without `ids`
    * of its own: Redis, PostgreSQL). */
   close(): Promise<void>;
+  /** The health of the handler's own lease of `space` (the one `ids` issues from), acquired
+   * when none is held and renewed when due, as an `ids` call would (state `ok` or `renewing
+   * late`: it can issue); or the error an `ids` call would answer (`status` 503 or 409).
+   * Over a store that issues IDs itself: `{ state: "store" }`.
+   * @throws {RangeError} a space the handler does not serve. */
+  health(space: string): Promise<HandlerHealth>;
+  /** The handler's own lease of `space` as it stands (no store call), or undefined before
+   * the first. */
+  lease(
+    space: string,
+  ): { state: "live" | "lapsed" | "lost" | "released"; node: number; notBefore: number; until: number } | undefined;
 }
+
+/** What `LeaseHandler.health` finds. */
+export type HandlerHealth =
+  | Omit<LeaseHealth, "error">
+  | { state: "store" }
+  | { state: "unavailable"; status: number; error: { code: string; message: string } };
 
 /**
  * The lease protocol over HTTP as JSON (lease/PROTOCOL.md, "Over HTTP"), for any runtime

@@ -252,6 +252,7 @@ export function httpFor(api) {
     // are (it reads LOST), an acquire's as the handler's.
     const own = new Map(); // space -> Promise of a HeldLease with its generator in `gen`
     const backoffs = new Map(); // space -> its acquires' Backoff
+    const held = new Map(); // space -> the newest lease `own` gave, whatever its state
     const ownStore = {
       acquire: (a) => call(store.acquire(a), "an acquire"),
       renew: (t, ttl) =>
@@ -302,6 +303,7 @@ export function httpFor(api) {
           own.set(s.space, p);
         }
         const lease = await p;
+        held.set(s.space, lease);
         await lease.keep().catch(() => {});
         if (lease.state === "live") return lease;
         if (own.get(s.space) === p) own.delete(s.space); // lapsed or lost: lease again
@@ -449,6 +451,27 @@ export function httpFor(api) {
         return reply(e.status, { error: { code: e.code, message: e.message } });
       }
     };
+    /** The health of the handler's own lease of `space` (the one `ids` issues from),
+     * acquired when it holds none and renewed when due, as an `ids` call would: the lease's
+     * `health()` (state `ok` or `renewing late`: it can issue), or `{ state: "unavailable",
+     * status, error: { code, message } }` with the 503 or 409 an `ids` call would answer.
+     * Over a store that issues IDs itself (the Durable Object) no lease is held: `{ state:
+     * "store" }`. */
+    handler.health = async (space) => {
+      const s = spaces.get(space);
+      if (s === undefined) throw new RangeError(`space ${describe(space)} is not served here`);
+      if (typeof store.ids === "function") return { state: "store" };
+      try {
+        const { error: _, ...health } = (await ownLease(s)).health();
+        return health;
+      } catch (e) {
+        const h = e instanceof HttpError ? e : new HttpError(503, "UNAVAILABLE", e.message);
+        return { state: "unavailable", status: h.status, error: { code: h.code, message: h.message } };
+      }
+    };
+    /** The handler's own lease of `space` as it stands, without a store call (its `state`,
+     * `node`, `notBefore`, `until`), or undefined before the first. */
+    handler.lease = (space) => held.get(space);
     /** Releases the handler's own leases (those `ids` uses), handing their ids on. */
     handler.close = async () => {
       const all = [...own.values()];
