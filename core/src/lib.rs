@@ -61,11 +61,11 @@
 //!   enables `unsafe-assume-single-core` instead.
 //! - `objectid` (off by default): `ObjectId` and `ObjectIdGenerator`, for MongoDB's
 //!   12-byte ObjectIds, which are not Snowflake IDs:
-//!   `snowdrift = { version = "0.2", features = ["objectid"] }`.
+//!   `snowdrift = { version = "0.3", features = ["objectid"] }`.
 //! - `seal` (off by default): `Sealer`, which seals IDs into public IDs and opens them
 //!   with a secret AES key (NIST SP 800-38G FF1 in radix 2 over the layout's 63 or 64
 //!   bits, through RustCrypto's `aes`; AES-NI and ARMv8 AES where the CPU has them, else
-//!   constant-time software): `snowdrift = { version = "0.2", features = ["seal"] }`.
+//!   constant-time software): `snowdrift = { version = "0.3", features = ["seal"] }`.
 //!
 //! # Building for other targets
 //! The crate builds with `default-features = false` for any target `core` supports:
