@@ -63,7 +63,9 @@ export const optInt = (obj, key, min, max, fallback) =>
   obj[key] === undefined ? fallback : intArg(key, obj[key], min, max);
 
 /** The largest integer a Number holds exactly, and every one below it: 2^53 - 1. */
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** The largest unsigned 32-bit integer (the wasm's u32 arguments). */
+export const MAX_U32 = 4294967295;
 
 /** An ID given as a `number`, as a bigint: an integer in 0..=2^53 - 1. Past 2^53 - 1 a
  * Number holds only some integers, so the ID it was made from may have lost its low bits:

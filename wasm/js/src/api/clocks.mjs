@@ -1,9 +1,8 @@
 // The clocks users give generators (`new Snowdrift({ clock })`): the wasm reads one by its
 // index in `clocks`, through the `clock` import (host.mjs). A reading that fails or is not
 // a Unix millisecond is kept here and thrown by the call that read it (interop.mjs).
-import { intError, wrongType } from "../check.mjs";
+import { intError, MAX_SAFE, wrongType } from "../check.mjs";
 
-const MAX_SAFE = 2 ** 53 - 1;
 const clocks = [];
 const freeClocks = [];
 

@@ -13,7 +13,7 @@ import {
   gen_try_next,
   layout_fact,
 } from "../snowdrift_wasm.js";
-import { intArg, numberRefused, oneOf, optFn, optInt, options as checkOptions } from "../check.mjs";
+import { intArg, MAX_SAFE, MAX_U32, numberRefused, oneOf, optFn, optInt, options as checkOptions } from "../check.mjs";
 import {
   BATCH_CAP,
   ERR_WOULD_BLOCK,
@@ -40,8 +40,6 @@ import { errorKind, idArg, idOut, io, takeError, u64, views } from "./interop.mj
 import { layoutArg, nodeArg } from "./layout.mjs";
 import { decodeWith } from "./parts.mjs";
 
-const MAX_SAFE = 2 ** 53 - 1;
-const MAX_U32 = 4294967295;
 const MAX_BATCH = 1 << 20;
 const OPTIONS = [
   "layout",

@@ -2,7 +2,7 @@
 // and what a layout is (`layoutInfo`) and where its ticks start and end (`minIdAt`,
 // `maxIdAt`). The layouts themselves live in the wasm; JS holds their addresses.
 import { id_at, layout_custom, layout_fact, layout_preset, node_from, preset_name } from "../snowdrift_wasm.js";
-import { describe, intArg, oneOf, optInt, options as checkOptions, wrongType } from "../check.mjs";
+import { describe, intArg, MAX_SAFE, MAX_U32, oneOf, optInt, options as checkOptions, wrongType } from "../check.mjs";
 import {
   ID_AT_MAX,
   ID_AT_MIN,
@@ -26,8 +26,6 @@ import {
 } from "../constants.mjs";
 import { idOut, reworded, takeError, textOut } from "./interop.mjs";
 
-const MAX_SAFE = 2 ** 53 - 1;
-const MAX_U32 = 4294967295;
 const ORDERS = ["node-sequence", "sequence-node"];
 const LAYOUT_KEYS = [
   "timeBits",

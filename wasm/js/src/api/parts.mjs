@@ -1,12 +1,10 @@
 // The parts of an ID: `decode` splits one by a layout into time, node (datacenter and
 // worker on a split layout) and sequence; `compose` puts parts together.
 import { compose as wasmCompose, decode as wasmDecode } from "../snowdrift_wasm.js";
-import { intArg, wrongType } from "../check.mjs";
+import { intArg, MAX_SAFE, wrongType } from "../check.mjs";
 import { DECODED_SMALL, DECODED_SPLIT } from "../constants.mjs";
 import { f64, idArg, idOut, numAt, takeError } from "./interop.mjs";
 import { DEFAULT, layoutArg, nodeArg } from "./layout.mjs";
-
-const MAX_SAFE = 2 ** 53 - 1;
 
 /** Parts of an ID. `date` is computed when read; JSON carries it as before. */
 class Parts {

@@ -25,12 +25,13 @@
 import {
   boolArg,
   intArg,
+  MAX_U32,
   numberRefused,
   oneOf,
   optInt,
   options as checkOptions,
-  strArg,
   pastFence,
+  strArg,
 } from "../check.mjs";
 import { decode, maxIdAt, Snowdrift } from "./core.mjs";
 import { clockMs, iso, layoutFacts, named } from "./layout.mjs";
@@ -38,7 +39,6 @@ import { claimNode, windowsOnly } from "./node-ids.mjs";
 import { persistence } from "./persist.mjs";
 import { openStorage } from "./storage.mjs";
 
-const MAX_U32 = 4294967295;
 // How long a caller may take between a refused call, `await generator.ready` and the call again.
 const RETRY_MARGIN_MS = 1000;
 const OPTIONS = [

@@ -1,9 +1,7 @@
 // The layout facts the generator works with (`layoutInfo` of the core), the layout for
 // devices that pick node ids at random, and how messages show times and names.
-import { describe, intArg } from "../check.mjs";
+import { describe, intArg, MAX_SAFE } from "../check.mjs";
 import { layoutInfo } from "./core.mjs";
-
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /**
  * A layout for many devices that pick node ids at random: 41-bit milliseconds since

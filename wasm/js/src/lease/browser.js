@@ -30,6 +30,7 @@ import {
   boolArg,
   describe,
   intArg,
+  MAX_U32,
   numberRefused,
   optFn,
   optInt,
@@ -65,7 +66,6 @@ const OPTIONS = [
   "persist",
   "storageTimeoutMs",
 ];
-const MAX_U32 = 4294967295;
 
 const iso = (ms) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
