@@ -12,8 +12,7 @@
 const http = require("node:http");
 const { readFileSync } = require("node:fs");
 const { timingSafeEqual } = require("node:crypto");
-const { join } = require("node:path");
-const { createRequire } = require("node:module");
+const { peer } = require("./peer.cjs");
 const { PROMETHEUS_CONTENT_TYPE, prometheusText, recordListing } = require("../metrics.cjs");
 
 const USAGE = `usage: snowdrift serve (--redis URL | --postgres URL [--schema NAME])
@@ -211,16 +210,6 @@ function redacted(url) {
 
 const log = (line) => console.error(`snowdrift serve: ${line}`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A package of the current project (the user's peer dependency), or undefined. */
-function peer(name) {
-  try {
-    return createRequire(join(process.cwd(), "index.js"))(name);
-  } catch (e) {
-    if (e?.code === "MODULE_NOT_FOUND" && e.message.includes(`'${name}'`)) return undefined;
-    throw e;
-  }
-}
 
 /** Logs a store client's connection errors, one line per distinct message a second. */
 function errorLog(what) {

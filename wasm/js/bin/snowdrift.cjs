@@ -10,8 +10,7 @@
 // npx snowdrift serve --redis redis://127.0.0.1:6379 --token-file /etc/snowdrift/token (bin/serve.cjs)
 const { readFileSync } = require("node:fs");
 const net = require("node:net");
-const { join } = require("node:path");
-const { createRequire } = require("node:module");
+const { peer } = require("./peer.cjs");
 const { Snowdrift, decode, layoutInfo, toBase32, parseId } = require("../node.cjs");
 
 // The core's preset names (snowdrift::Layout::PRESETS), written in by `cargo xtask npm`.
@@ -317,12 +316,8 @@ async function listRedis(redis, space) {
 /** The space as list.sql gives it, through the pg package of the current project (the
  * package itself depends on no PostgreSQL client). */
 async function listPostgres(url, schema, space) {
-  let pg;
-  try {
-    pg = createRequire(join(process.cwd(), "index.js"))("pg");
-  } catch {
-    throw new Error("--postgres needs the pg package in the current project: npm install pg");
-  }
+  const pg = peer("pg");
+  if (pg === undefined) throw new Error("--postgres needs the pg package in the current project: npm install pg");
   const { list } = require("../postgres.cjs");
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: TIMEOUT_MS });
   client.on("error", () => {});
